@@ -1,0 +1,1 @@
+"""epa-chain: NFV service chains on OVS-DPDK clouds, deployed and measured."""

@@ -1,0 +1,1 @@
+"""The service chain as the VNFs see it: node configuration and topology."""

@@ -1,0 +1,186 @@
+"""The configuration a chain node reads from its config drive.
+
+The Heat templates write it as user_data (a #cloud-config document with an
+`epa_chain` key); the VNF runtime in the images parses it with this module,
+and validation parses the user_data Heat would deliver with the same code,
+so that the two cannot drift apart.
+
+Schema version 1::
+
+    role: vnf | generator
+    name: server name
+    engine: prox | testpmd          (generator: prox)
+    forwarding_cores: int >= 1
+    control_port: int               (generator only)
+    ports: {left: {mac, network, vlan}, right: {...}}
+    flows: [{direction: forward|reverse, rx_port: left|right,
+             tx_port: left|right, next_hop_mac: MAC}, ...]
+"""
+
+import dataclasses
+import re
+import typing
+
+import yaml
+
+SCHEMA_VERSION = 1
+ROLES = ('vnf', 'generator')
+ENGINES = ('prox', 'testpmd')
+PORT_NAMES = ('left', 'right')
+DIRECTIONS = ('forward', 'reverse')
+MAC_RE = re.compile(r'^[0-9a-f]{2}(:[0-9a-f]{2}){5}$')
+
+
+class NodeConfigError(ValueError):
+    """The node configuration is missing or malformed."""
+
+    def __init__(self, field, message):
+        super().__init__('%s: %s' % (field, message) if field else message)
+        self.field = field
+        self.message = message
+
+
+@dataclasses.dataclass(frozen=True)
+class DataPort:
+    name: str
+    mac: str
+    network: typing.Optional[str]
+    vlan: typing.Optional[int]
+
+
+@dataclasses.dataclass(frozen=True)
+class Flow:
+    direction: str
+    rx_port: str
+    tx_port: str
+    next_hop_mac: str
+
+
+@dataclasses.dataclass(frozen=True)
+class NodeConfig:
+    role: str
+    name: str
+    engine: str
+    forwarding_cores: int
+    ports: typing.Dict[str, DataPort]
+    flows: typing.Tuple[Flow, ...]
+    control_port: typing.Optional[int] = None
+
+    def flow(self, direction):
+        for flow in self.flows:
+            if flow.direction == direction:
+                return flow
+        return None
+
+    def port_by_mac(self, mac):
+        for port in self.ports.values():
+            if port.mac == mac:
+                return port
+        return None
+
+    @property
+    def cores_needed(self):
+        """Cores the engine needs: a master core plus the workers."""
+        if self.role == 'generator':
+            # One gen task per core and direction, the latency receivers
+            # on a core of their own.
+            return 1 + len(self.flows) + 1
+        return 1 + self.forwarding_cores
+
+
+def parse_user_data(user_data):
+    """Parse the user_data the templates write; NodeConfigError if bad."""
+    if not isinstance(user_data, str) or not user_data.strip():
+        raise NodeConfigError('user_data', 'empty')
+    try:
+        document = yaml.safe_load(user_data)
+    except yaml.YAMLError as exc:
+        raise NodeConfigError('user_data', 'not YAML: %s' % exc)
+    if not isinstance(document, dict) or 'epa_chain' not in document:
+        raise NodeConfigError('user_data', 'no epa_chain key')
+    return from_dict(document['epa_chain'])
+
+
+def from_dict(data):
+    if not isinstance(data, dict):
+        raise NodeConfigError('epa_chain', 'must be a map')
+    version = data.get('schema_version')
+    if version != SCHEMA_VERSION:
+        raise NodeConfigError('schema_version', 'is %r, this code reads %d'
+                              % (version, SCHEMA_VERSION))
+    role = _choice(data, 'role', ROLES)
+    engine = _choice(data, 'engine', ENGINES)
+    if role == 'generator' and engine != 'prox':
+        raise NodeConfigError('engine', 'the generator runs prox only')
+    name = data.get('name')
+    if not isinstance(name, str) or not name:
+        raise NodeConfigError('name', 'missing')
+    cores = data.get('forwarding_cores')
+    if not isinstance(cores, int) or isinstance(cores, bool) or cores < 1:
+        raise NodeConfigError('forwarding_cores',
+                              'must be a whole number >= 1, not %r' % cores)
+    ports = _ports(data.get('ports'))
+    flows = _flows(data.get('flows'), ports)
+    control_port = data.get('control_port')
+    if role == 'generator' and not (
+            isinstance(control_port, int) and 0 < control_port < 65536):
+        raise NodeConfigError('control_port',
+                              'the generator needs a TCP port, not %r'
+                              % control_port)
+    return NodeConfig(role=role, name=name, engine=engine,
+                      forwarding_cores=cores, ports=ports, flows=flows,
+                      control_port=control_port)
+
+
+def _choice(data, key, allowed):
+    value = data.get(key)
+    if value not in allowed:
+        raise NodeConfigError(key, 'must be one of %s, not %r'
+                              % (', '.join(allowed), value))
+    return value
+
+
+def _ports(data):
+    if not isinstance(data, dict) or set(data) != set(PORT_NAMES):
+        raise NodeConfigError('ports', 'must map exactly left and right')
+    ports = {}
+    for name in PORT_NAMES:
+        port = data[name] or {}
+        mac = port.get('mac')
+        if not isinstance(mac, str) or not MAC_RE.match(mac):
+            raise NodeConfigError('ports.%s.mac' % name,
+                                  'not a lower-case MAC address: %r' % mac)
+        ports[name] = DataPort(name, mac, port.get('network'),
+                               port.get('vlan'))
+    if ports['left'].mac == ports['right'].mac:
+        raise NodeConfigError('ports', 'left and right have the same MAC')
+    return ports
+
+
+def _flows(data, ports):
+    if not isinstance(data, list) or not data:
+        raise NodeConfigError('flows', 'must list at least one flow')
+    flows = []
+    for index, item in enumerate(data):
+        field = 'flows[%d]' % index
+        if not isinstance(item, dict):
+            raise NodeConfigError(field, 'must be a map')
+        direction = item.get('direction')
+        if direction not in DIRECTIONS:
+            raise NodeConfigError(field + '.direction',
+                                  'must be forward or reverse')
+        rx, tx = item.get('rx_port'), item.get('tx_port')
+        if rx not in ports or tx not in ports or rx == tx:
+            raise NodeConfigError(field, 'rx_port and tx_port must be left '
+                                  'and right, one each')
+        mac = item.get('next_hop_mac')
+        if not isinstance(mac, str) or not MAC_RE.match(mac):
+            raise NodeConfigError(field + '.next_hop_mac',
+                                  'not a lower-case MAC address: %r' % mac)
+        flows.append(Flow(direction, rx, tx, mac))
+    directions = [f.direction for f in flows]
+    if len(set(directions)) != len(directions):
+        raise NodeConfigError('flows', 'a direction appears twice')
+    if 'forward' not in directions:
+        raise NodeConfigError('flows', 'no forward flow')
+    return tuple(flows)

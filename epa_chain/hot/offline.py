@@ -1,0 +1,165 @@
+"""Heat's own engine, in this process, with no cloud behind it.
+
+Validation must run the checks `openstack stack create` runs: the engine
+parses the template, validates parameters, resource types, properties,
+functions and nested stacks (strict_validate=True). Only what needs a live
+cloud is neutralised, each in one place below:
+
+- the service catalogue: every service counts as available;
+- lookup constraints (glance.image, nova.flavor, neutron.network, ...):
+  they ask a service whether a name exists, so they are recorded as skipped
+  instead; pure constraints (net_cidr, mac_addr, ...) still run;
+- the image/flavor compatibility check of OS::Nova::Server (min_ram,
+  min_disk, image status): it reads both from the cloud; skipped likewise;
+- clients: any other attempt to reach a service fails loudly with
+  CloudRequired instead of trying keystone;
+- Heat's database: nothing is stored, stacks are only parsed and resolved.
+"""
+
+import collections
+import dataclasses
+import logging
+import threading
+import warnings
+
+_lock = threading.Lock()
+_heat = None
+
+
+@dataclasses.dataclass(frozen=True)
+class SkippedLookup:
+    """A constraint that needs a cloud to check a value."""
+
+    constraint: str
+    value: str
+
+
+class CloudRequired(Exception):
+    """Heat tried to talk to a cloud service while validating offline."""
+
+
+class _Recorder(threading.local):
+    def __init__(self):
+        self.skipped = []
+
+
+_recorder = _Recorder()
+
+
+def _quiet():
+    # Heat logs every hidden resource type and deprecated option at import,
+    # and some dependencies warn about eventlet: none of it is the user's.
+    warnings.filterwarnings('ignore')
+    for name in ('heat', 'oslo_config', 'stevedore', 'oslo_policy',
+                 'keystoneauth1', 'oslo_messaging'):
+        logging.getLogger(name).setLevel(logging.ERROR)
+
+
+def heat():
+    """Import and initialise Heat once; return its modules."""
+    global _heat
+    with _lock:
+        if _heat is None:
+            _heat = _initialise()
+        return _heat
+
+
+def _initialise():
+    _quiet()
+    import heat.common.config  # noqa: F401 (registers Heat's options)
+    from heat.common import context
+    from heat.common import exception
+    from heat.common import template_format
+    from heat.engine import attributes
+    from heat.engine.clients import client_plugin
+    from heat.engine import constraints
+    from heat.engine import environment
+    from heat.engine import resource
+    from heat.engine import resources
+    from heat.engine.resources import stack_resource
+    from heat.engine.resources import template_resource
+    from heat.engine import stack
+    from heat.engine import stk_defn
+    from heat.engine import template
+    from heat.engine.resources.openstack.nova import server
+
+    resources.initialise()
+    _neutralise_lookup_constraints(resources.global_env(), constraints)
+    resource.Resource.is_service_available = classmethod(
+        lambda cls, ctx: (True, None))
+    client_plugin.ClientPlugin.client = _no_client
+    server.Server._validate_image_flavor = _skip_image_flavor_check
+
+    modules = collections.namedtuple('Heat', [
+        'context', 'exception', 'template_format', 'attributes',
+        'environment', 'resource', 'stack_resource', 'template_resource',
+        'stack', 'stk_defn', 'template'])
+    return modules(context, exception, template_format, attributes,
+                   environment, resource, stack_resource, template_resource,
+                   stack, stk_defn, template)
+
+
+def _no_client(plugin, *args, **kwargs):
+    raise CloudRequired('offline validation cannot reach the %s service'
+                        % type(plugin).__module__.rsplit('.', 1)[-1])
+
+
+def _skip_image_flavor_check(server, image, flavor):
+    _recorder.skipped.append(SkippedLookup(
+        'image fits flavor (image active, min_ram, min_disk)', image))
+
+
+def _neutralise_lookup_constraints(env, constraints):
+    base = constraints.BaseCustomConstraint
+    for name, cls in list(env.constraints.items()):
+        if not (isinstance(cls, type) and issubclass(cls, base)):
+            continue
+        if cls.validate is not base.validate:
+            continue  # a pure check (net_cidr, mac_addr, ...): keep it
+        env.register_constraint(name, _skipping_constraint(name, base))
+
+
+def _skipping_constraint(name, base):
+    class SkippedLookupConstraint(base):
+        def validate(self, value, context, template=None):
+            if value not in (None, ''):
+                _recorder.skipped.append(SkippedLookup(name, str(value)))
+            return True
+
+    SkippedLookupConstraint.__name__ = 'Skipped_%s' % name.replace('.', '_')
+    return SkippedLookupConstraint
+
+
+class SkippedLookups:
+    """Collect the lookups skipped while a block of code runs."""
+
+    def __enter__(self):
+        self._start = len(_recorder.skipped)
+        self.lookups = []
+        return self
+
+    def __exit__(self, *exc):
+        found = _recorder.skipped[self._start:]
+        del _recorder.skipped[self._start:]
+        seen = set()
+        for lookup in found:
+            if lookup not in seen:
+                seen.add(lookup)
+                self.lookups.append(lookup)
+        return False
+
+
+def request_context():
+    h = heat()
+    return h.context.RequestContext(
+        user_id='epa-chain', project_id='epa-chain', is_admin=True,
+        auth_token_info={'token': {}})
+
+
+def parse_stack(template_set, name='epa-chain'):
+    """Build Heat's Stack object for a loaded template set (nothing stored)."""
+    h = heat()
+    env = h.environment.Environment(template_set.environment)
+    tmpl = h.template.Template(template_set.template,
+                               files=template_set.files, env=env)
+    return h.stack.Stack(request_context(), name, tmpl, strict_validate=True)

@@ -1,0 +1,1 @@
+"""Offline validation: Heat's own checks, then the NFV rules Heat lacks."""

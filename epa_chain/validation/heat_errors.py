@@ -1,0 +1,133 @@
+"""Heat's validation errors, addressed to a file, resource and property.
+
+Heat reports a path such as
+  resources.vnf1<file:///.../lib/chain_server.yaml>.resources.server
+  .properties.flavor
+and a message. The path says which template file the error is in (the last
+nested template named in it), the resource and the property. The message
+gets a suggested fix where the schema knows the right spelling.
+"""
+
+import difflib
+import re
+
+from epa_chain.hot import files
+from epa_chain.hot import offline
+from epa_chain.validation import findings
+
+_NESTED = re.compile(r'^(?P<name>[^<]+)<(?P<url>[^>]+)>$')
+
+
+def to_finding(exc, template_set, template, context=()):
+    """Turn an exception raised while Heat parsed or validated into a Finding.
+
+    `template` is the display path of the file being processed and
+    `context` the resource path of the nested stack it belongs to.
+    """
+    h = offline.heat()
+    path = list(getattr(exc, 'path', None) or [])
+    message = getattr(exc, 'error_message', None) or str(exc)
+    if isinstance(exc, h.exception.StackValidationFailed) and not path:
+        message = str(exc)
+    file, resource, prop = template, list(context), ''
+    index = 0
+    while index < len(path):
+        part = str(path[index])
+        if part == 'resources' and index + 1 < len(path):
+            name = str(path[index + 1])
+            match = _NESTED.match(name)
+            if match:
+                resource.append(match.group('name'))
+                file = template_set.display_path(match.group('url'))
+            else:
+                resource.append(name)
+            index += 2
+            continue
+        if part == 'properties' and index + 1 < len(path):
+            prop = str(path[index + 1])
+        index += 1
+    message = _strip_path(message)
+    return findings.Finding(
+        rule='HEAT', message=message, fix=_fix(message, resource,
+                                                template_set),
+        file=file, resource='.'.join(resource), property=prop)
+
+
+def _strip_path(message):
+    # Heat prefixes its message with the path it also gives separately.
+    return re.sub(r'^(Property error: )?[\w.<>:/-]+\.(properties|'
+                  r'resources)\.[\w.<>:/-]*: ', '', message).strip()
+
+
+def _fix(message, resource, template_set):
+    h = offline.heat()
+    env = h.resource.resources.global_env() if hasattr(
+        h.resource, 'resources') else None
+    from heat.engine import resources as heat_resources
+    env = heat_resources.global_env()
+
+    match = re.search(r'Unknown Property (\S+)', message)
+    if match:
+        rtype = _resource_type(resource, template_set)
+        choices = _properties_of(env, rtype)
+        return _closest('property', match.group(1), choices,
+                        'the %s properties' % (rtype or 'resource type'))
+    match = re.search(r'The Resource Type \((\S+)\) could not be found',
+                      message)
+    if match:
+        return _closest('resource type', match.group(1),
+                        env.get_types(support_status=None),
+                        'openstack orchestration resource type list')
+    match = re.search(r'The Referenced Attribute \((\S+) (\S+)\) is '
+                      r'incorrect', message)
+    if match:
+        return ('get_attr names an attribute %s does not have; use one of '
+                'its attributes (openstack orchestration resource type show '
+                'TYPE) or an output of its nested template'
+                % match.group(1))
+    match = re.search(r'The Parameter \((\S+)\) was not defined', message)
+    if match:
+        return ('remove %s from the environment, or declare it in the '
+                'template' % match.group(1))
+    if re.search(r'(is not a|Value .* must be|could not convert|invalid '
+                 r'literal|is not an integer|Unrecognized value)', message,
+                 re.I):
+        return 'give the property a value of the type its schema declares'
+    if 'does not match pattern' in message or 'must be one of' in message \
+            or 'is out of range' in message or 'length' in message:
+        return 'give a value within the constraint quoted above'
+    return 'see the Heat message above'
+
+
+def _resource_type(resource, template_set):
+    """The resource type of the innermost named resource, if we can tell."""
+    if not resource:
+        return None
+    document = template_set.template
+    docs = {files.url_to_path(k): v for k, v in template_set.files.items()}
+    for name in resource:
+        definition = (document.get('resources') or {}).get(name) or {}
+        rtype = definition.get('type')
+        nested = docs.get(files.url_to_path(rtype or ''))
+        if nested is not None and name != resource[-1]:
+            import yaml
+            document = yaml.safe_load(nested)
+            continue
+        return rtype
+    return None
+
+
+def _properties_of(env, rtype):
+    try:
+        cls = env.get_class(rtype)
+    except Exception:
+        return []
+    return sorted(getattr(cls, 'properties_schema', {}) or {})
+
+
+def _closest(kind, word, choices, where):
+    near = difflib.get_close_matches(word, list(choices), n=3, cutoff=0.6)
+    if near:
+        return 'did you mean %s %s? (see %s)' % (kind, ' or '.join(near),
+                                                  where)
+    return 'use a %s from %s' % (kind, where)

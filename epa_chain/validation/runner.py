@@ -1,0 +1,77 @@
+"""Validate templates with their environments: Heat first, then NFV rules."""
+
+import time
+
+from epa_chain.chain import topology as topo
+from epa_chain.hot import files
+from epa_chain.hot import offline
+from epa_chain.hot import realise
+from epa_chain.validation import findings
+from epa_chain.validation import heat_errors
+from epa_chain.validation import rules
+
+
+def validate(template_path, environment_paths=()):
+    """Validate one template with its environments; return a Report."""
+    started = time.monotonic()
+    report = findings.Report(template_path, list(environment_paths))
+    report.findings.extend(_validate(template_path, environment_paths))
+    report.seconds = time.monotonic() - started
+    return report
+
+
+def _validate(template_path, environment_paths):
+    try:
+        template_set = files.load(template_path, environment_paths)
+    except files.LoadError as exc:
+        yield findings.Finding(rule='LOAD', file=exc.path,
+                               message=exc.message,
+                               fix='make the file readable YAML')
+        return
+    top = template_set.display_path(template_set.template_path)
+    with offline.SkippedLookups() as skipped:
+        try:
+            stack = offline.parse_stack(template_set)
+            stack.validate()
+            realisation = realise.realise(stack, template_set)
+        except realise.RealisationError as exc:
+            realisation = None
+            yield heat_errors.to_finding(exc.error, template_set,
+                                         exc.template, exc.path)
+        except Exception as exc:
+            realisation = None
+            yield heat_errors.to_finding(exc, template_set, top)
+    in_stack = set()
+    if realisation is not None:
+        in_stack = {r.resource_id for r in realisation.resources.values()}
+    for lookup in skipped.lookups:
+        if lookup.value in in_stack:
+            continue  # a resource of this stack: it will exist
+        yield findings.Finding(
+            rule='CLOUD-LOOKUP', severity=findings.SKIPPED, file=top,
+            message='%s %r: needs a cloud to look up' % (lookup.constraint,
+                                                         lookup.value))
+    if realisation is not None:
+        yield from rules.check(topo.build(realisation), realisation)
+
+
+def validate_tree(directory):
+    """Validate every top-level template under a directory, with presets."""
+    discovery = files.discover(directory)
+    reports = []
+    for error in discovery.unreadable:
+        report = findings.Report(error.path, [])
+        report.findings.append(findings.Finding(
+            rule='LOAD', file=error.path, message=error.message,
+            fix='make the file readable YAML'))
+        reports.append(report)
+    for env in discovery.orphan_environments:
+        report = findings.Report('', [env])
+        report.findings.append(findings.Finding(
+            rule='PRESET', file=env,
+            message='sets no parameter of any template under %s' % directory,
+            fix='name parameters the template declares'))
+        reports.append(report)
+    for template, environments in discovery.pairs:
+        reports.append(validate(template, environments))
+    return reports
