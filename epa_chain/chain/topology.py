@@ -1,3 +1,15 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
 """The chain a realised stack describes: networks, ports, servers, flavors.
 
 Built from a `Realisation` (hot/realise.py): every value here is what Heat
@@ -17,9 +29,9 @@ FLAVOR_TYPE = 'OS::Nova::Flavor'
 
 @dataclasses.dataclass
 class Network:
-    key: str                       # resource ID, or the name of an existing one
+    key: str            # resource ID, or the name of an existing network
     name: str
-    resource: typing.Any = None    # RealisedResource; None when existing
+    resource: typing.Any = None     # RealisedResource; None when existing
     network_type: typing.Optional[str] = None
     physical_network: typing.Optional[str] = None
     vlan: typing.Optional[int] = None
@@ -131,8 +143,8 @@ def build(realisation):
     flavors = {r.resource_id: r for r in realisation.of_type(FLAVOR_TYPE)}
     nodes = []
     for res in realisation.of_type(SERVER_TYPE):
-        attached = [ports[n['port']] for n in res.properties.get('networks')
-                    or [] if n.get('port') in ports]
+        nics = res.properties.get('networks') or []
+        attached = [ports[n['port']] for n in nics if n.get('port') in ports]
         config, error = None, None
         try:
             config = node_config.parse_user_data(

@@ -1,3 +1,15 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
 """Heat's own engine, in this process, with no cloud behind it.
 
 Validation must run the checks `openstack stack create` runs: the engine
@@ -76,12 +88,12 @@ def _initialise():
     from heat.engine import environment
     from heat.engine import resource
     from heat.engine import resources
+    from heat.engine.resources.openstack.nova import server
     from heat.engine.resources import stack_resource
     from heat.engine.resources import template_resource
     from heat.engine import stack
     from heat.engine import stk_defn
     from heat.engine import template
-    from heat.engine.resources.openstack.nova import server
 
     resources.initialise()
     _neutralise_lookup_constraints(resources.global_env(), constraints)
@@ -92,10 +104,12 @@ def _initialise():
 
     modules = collections.namedtuple('Heat', [
         'context', 'exception', 'template_format', 'attributes',
-        'environment', 'resource', 'stack_resource', 'template_resource',
+        'environment', 'resource', 'resources', 'stack_resource',
+        'template_resource',
         'stack', 'stk_defn', 'template'])
     return modules(context, exception, template_format, attributes,
-                   environment, resource, stack_resource, template_resource,
+                   environment, resource, resources, stack_resource,
+                   template_resource,
                    stack, stk_defn, template)
 
 

@@ -1,3 +1,15 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
 """Heat's validation errors, addressed to a file, resource and property.
 
 Heat reports a path such as
@@ -10,6 +22,8 @@ gets a suggested fix where the schema knows the right spelling.
 
 import difflib
 import re
+
+import yaml
 
 from epa_chain.hot import files
 from epa_chain.hot import offline
@@ -48,8 +62,8 @@ def to_finding(exc, template_set, template, context=()):
         index += 1
     message = _strip_path(message)
     return findings.Finding(
-        rule='HEAT', message=message, fix=_fix(message, resource,
-                                                template_set),
+        rule='HEAT', message=message,
+        fix=_fix(message, resource, template_set),
         file=file, resource='.'.join(resource), property=prop)
 
 
@@ -60,18 +74,14 @@ def _strip_path(message):
 
 
 def _fix(message, resource, template_set):
-    h = offline.heat()
-    env = h.resource.resources.global_env() if hasattr(
-        h.resource, 'resources') else None
-    from heat.engine import resources as heat_resources
-    env = heat_resources.global_env()
+    env = offline.heat().resources.global_env()
 
     match = re.search(r'Unknown Property (\S+)', message)
     if match:
         rtype = _resource_type(resource, template_set)
         choices = _properties_of(env, rtype)
         return _closest('property', match.group(1), choices,
-                        'the %s properties' % (rtype or 'resource type'))
+                        'the properties of %s' % (rtype or 'the type'))
     match = re.search(r'The Resource Type \((\S+)\) could not be found',
                       message)
     if match:
@@ -110,7 +120,6 @@ def _resource_type(resource, template_set):
         rtype = definition.get('type')
         nested = docs.get(files.url_to_path(rtype or ''))
         if nested is not None and name != resource[-1]:
-            import yaml
             document = yaml.safe_load(nested)
             continue
         return rtype
@@ -128,6 +137,6 @@ def _properties_of(env, rtype):
 def _closest(kind, word, choices, where):
     near = difflib.get_close_matches(word, list(choices), n=3, cutoff=0.6)
     if near:
-        return 'did you mean %s %s? (see %s)' % (kind, ' or '.join(near),
-                                                  where)
+        return 'did you mean %s %s? (see %s)' % (
+            kind, ' or '.join(near), where)
     return 'use a %s from %s' % (kind, where)

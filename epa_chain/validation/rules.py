@@ -1,3 +1,15 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
 """The NFV rules Heat does not check, over the realised chain topology.
 
 Each rule yields Findings that name the file, the resource and the property
@@ -16,7 +28,6 @@ to change. Rule IDs are stable: tests and users can grep for them.
   MAC-CHAIN    each direction is one complete chain of next hops
 """
 
-from epa_chain.chain import topology as topo
 from epa_chain.validation import findings
 from epa_chain.validation import nova_rules
 
@@ -37,7 +48,7 @@ def check(topology, realisation):
         yield from rule(topology, realisation)
 
 
-# ---- flavors -----------------------------------------------------------------
+# ---- flavors ----------------------------------------------------------------
 
 def flavor_rules(topology, realisation):
     users = {}
@@ -115,7 +126,7 @@ def _names(nodes):
     return ', '.join(n.name for n in nodes)
 
 
-# ---- networks ----------------------------------------------------------------
+# ---- networks ---------------------------------------------------------------
 
 def network_rules(topology, realisation):
     segments = _chain_networks(topology)
@@ -124,12 +135,13 @@ def network_rules(topology, realisation):
         if network.existing:
             continue
         res = network.resource
-        if (res.type != 'OS::Neutron::ProviderNet'
-                or network.network_type != 'vlan'):
+        is_vlan = (res.type == 'OS::Neutron::ProviderNet' and
+                   network.network_type == 'vlan')
+        if not is_vlan:
             yield at(res, 'VLAN-NET',
                      'chain segment %s is a %s network, not a provider VLAN '
-                     'network' % (network.label, network.network_type
-                                  or res.type),
+                     'network' % (network.label,
+                                  network.network_type or res.type),
                      'make it OS::Neutron::ProviderNet with network_type: '
                      'vlan, physical_network and segmentation_id',
                      'network_type')
@@ -172,7 +184,7 @@ def _declared_shared(network):
     return meta.get(SHARED_SEGMENT_KEY) is True
 
 
-# ---- ports -------------------------------------------------------------------
+# ---- ports ------------------------------------------------------------------
 
 def port_rules(topology, realisation):
     for node in topology.nodes:
@@ -209,7 +221,7 @@ def port_rules(topology, realisation):
                          'security_groups')
 
 
-# ---- nodes -------------------------------------------------------------------
+# ---- nodes ------------------------------------------------------------------
 
 def node_rules(topology, realisation):
     for node in topology.nodes:
@@ -240,7 +252,7 @@ def node_rules(topology, realisation):
                          'user_data')
 
 
-# ---- the MAC chain -----------------------------------------------------------
+# ---- the MAC chain ----------------------------------------------------------
 
 def mac_chain_rules(topology, realisation):
     nodes = [n for n in topology.nodes if n.config]

@@ -1,0 +1,172 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
+"""The shipped templates and presets, realised through Heat's own engine."""
+
+import json
+import os
+
+import testtools
+
+from epa_chain.chain import node_config
+from epa_chain.chain import topology
+from epa_chain.hot import files
+from epa_chain.hot import offline
+from epa_chain.hot import realise
+from epa_chain.validation import runner
+
+TOP = os.path.abspath(os.path.join(os.path.dirname(__file__), '..', '..',
+                                   '..'))
+TEMPLATES = os.path.join(TOP, 'templates')
+CHAIN = os.path.join(TEMPLATES, 'chain.yaml')
+PRESETS = ['pvp-unidir', 'pvp-bidir', 'pvvp-unidir', 'pvvp-bidir',
+           'vecpe-unidir', 'vecpe-bidir']
+
+
+def realised(preset):
+    envs = [os.path.join(TEMPLATES, 'presets', preset + '.yaml')]
+    template_set = files.load(CHAIN, envs)
+    stack = offline.parse_stack(template_set)
+    stack.validate()
+    return realise.realise(stack, template_set)
+
+
+def node_configs(realisation):
+    configs = {}
+    for res in realisation.of_type('OS::Nova::Server'):
+        config = node_config.parse_user_data(res.properties['user_data'])
+        configs[config.name.rsplit('-', 1)[-1]] = config
+    return configs
+
+
+class TestEveryPresetValidates(testtools.TestCase):
+
+    def test_tree_validates_with_every_preset(self):
+        reports = runner.validate_tree(TEMPLATES)
+        checked = sorted(
+            os.path.basename(r.environments[0]) if r.environments else '-'
+            for r in reports)
+        self.assertEqual(['-'] + sorted(p + '.yaml' for p in PRESETS),
+                         checked)
+        for report in reports:
+            self.assertEqual([], [str(f) for f in report.errors],
+                             report.environments)
+
+    def test_cloud_lookups_are_listed_as_skipped(self):
+        report = runner.validate(CHAIN, [])
+        skipped = ' '.join(f.message for f in report.skipped)
+        self.assertIn("glance.image 'epa-chain-vnf'", skipped)
+        self.assertIn("neutron.network 'private'", skipped)
+        # Resources created by the stack itself are not cloud lookups.
+        self.assertNotIn('nova.flavor', skipped)
+
+
+class TestVeCpeMacChain(testtools.TestCase):
+    """Seed 000 Figure 8-11, with Table 8-3's MACs and the Ixia ports."""
+
+    def test_bidirectional_next_hops_are_the_seeds(self):
+        configs = node_configs(realised('vecpe-bidir'))
+        hops = {name: {f.direction: f.next_hop_mac for f in c.flows}
+                for name, c in configs.items()}
+        self.assertEqual({
+            'vnf1': {'forward': '00:00:00:00:00:20',
+                     'reverse': '00:11:00:00:00:10'},
+            'vnf2': {'forward': '00:00:00:00:00:30',
+                     'reverse': '00:00:00:00:00:11'},
+            'vnf3': {'forward': '00:22:00:00:00:10',
+                     'reverse': '00:00:00:00:00:21'},
+        }, hops)
+
+    def test_segments_are_table_8_3(self):
+        topo = topology.build(realised('vecpe-unidir'))
+        segments = sorted((n.name, n.physical_network, n.vlan)
+                          for n in topo.networks.values() if not n.existing)
+        self.assertEqual([('net-phys1-1001', 'physnet1', 1001),
+                          ('net-phys1-1002', 'physnet1', 1002),
+                          ('net-phys2-2001', 'physnet2', 2001),
+                          ('net-phys2-2002', 'physnet2', 2002)], segments)
+
+    def test_unidirectional_has_forward_flows_only(self):
+        realisation = realised('vecpe-unidir')
+        for config in node_configs(realisation).values():
+            self.assertEqual(['forward'], [f.direction for f in config.flows])
+        self.assertEqual([], realisation.outputs['reverse_chain'])
+
+
+class TestGeneratorChains(testtools.TestCase):
+
+    def _check_chain(self, preset, vnfs):
+        realisation = realised(preset)
+        forward = realisation.outputs['forward_chain']
+        servers = [h['server'].rsplit('-', 1)[-1] for h in forward]
+        expected = ['generator']
+        for index in range(1, vnfs + 1):
+            expected += ['vnf%d' % index] * 2
+        self.assertEqual(expected + ['generator'], servers)
+        # Hops pair up on one network: sender's port, receiver's port.
+        for sender, receiver in zip(forward[0::2], forward[1::2]):
+            self.assertEqual(sender['network'], receiver['network'])
+            self.assertEqual(sender['vlan'], receiver['vlan'])
+        # Every sender's next hop is the receiving port of the hop pair.
+        configs = node_configs(realisation)
+        for sender, receiver in zip(forward[0::2], forward[1::2]):
+            flow = configs[sender['server'].rsplit('-', 1)[-1]].flow(
+                'forward')
+            self.assertEqual(receiver['mac'], flow.next_hop_mac)
+        return realisation, configs
+
+    def test_pvp_unidirectional(self):
+        realisation, configs = self._check_chain('pvp-unidir', 1)
+        self.assertEqual(1, configs['generator'].forwarding_cores)
+        self.assertEqual({'host', 'port'}, set(
+            realisation.outputs['generator_control_endpoint']))
+
+    def test_pvvp_bidirectional_reverse_mirrors_forward(self):
+        realisation, configs = self._check_chain('pvvp-bidir', 2)
+        forward = realisation.outputs['forward_chain']
+        reverse = realisation.outputs['reverse_chain']
+        self.assertEqual([h['mac'] for h in reversed(forward)],
+                         [h['mac'] for h in reverse])
+        self.assertEqual(2, configs['generator'].forwarding_cores)
+        self.assertEqual(set(['vnf1', 'vnf2', 'generator']),
+                         set(realisation.outputs['management_addresses']))
+
+    def test_data_ports_have_no_port_security(self):
+        topo = topology.build(realised('pvp-bidir'))
+        for node in topo.nodes:
+            self.assertEqual(2, len(node.data_ports))
+            for port in node.data_ports:
+                self.assertIs(False,
+                              port.properties['port_security_enabled'])
+                self.assertEqual([], port.properties['security_groups'])
+            for port in node.other_ports:
+                self.assertEqual(1, len(port.properties['security_groups']))
+
+    def test_epa_flavor_extra_specs(self):
+        flavors = realised('pvp-unidir').of_type('OS::Nova::Flavor')
+        self.assertEqual(2, len(flavors))
+        for flavor in flavors:
+            self.assertEqual({'hw:cpu_policy': 'dedicated',
+                              'hw:cpu_thread_policy': 'prefer',
+                              'hw:emulator_threads_policy': 'share',
+                              'hw:mem_page_size': 'large',
+                              'hw:numa_nodes': '1'},
+                             flavor.properties['extra_specs'])
+
+    def test_user_data_is_cloud_config_with_json_node_config(self):
+        server = realised('pvp-bidir').of_type('OS::Nova::Server')[0]
+        user_data = server.properties['user_data']
+        first, rest = user_data.split('\n', 1)
+        self.assertEqual('#cloud-config', first)
+        key, value = rest.split(': ', 1)
+        self.assertEqual('epa_chain', key)
+        self.assertEqual(1, json.loads(value)['schema_version'])
