@@ -44,7 +44,12 @@ def build_parser():
 
 def main(argv=None):
     args = build_parser().parse_args(argv)
-    return args.run(args)
+    try:
+        return args.run(args)
+    except BrokenPipeError:
+        # The reader (head, less) went away: not an error of ours.
+        sys.stderr.close()
+        return 0
 
 
 if __name__ == '__main__':

@@ -42,7 +42,7 @@ class Network:
 
     @property
     def label(self):
-        return self.resource.dotted if self.resource else self.name
+        return self.name
 
 
 @dataclasses.dataclass

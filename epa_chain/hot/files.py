@@ -53,13 +53,13 @@ class TemplateSet:
     files: typing.Dict[str, str]
 
     def display_path(self, url_or_path):
-        """Turn a file:// URL Heat knows a nested template by into a path."""
+        """The path to show for a file (or the file:// URL Heat uses).
+
+        Relative to the working directory when the file is below it, as the
+        user typed it; absolute otherwise.
+        """
         path = url_to_path(url_or_path)
-        base = os.path.dirname(os.path.dirname(self.template_path)) or '.'
-        try:
-            rel = os.path.relpath(path, base)
-        except ValueError:
-            return path
+        rel = os.path.relpath(path, os.getcwd())
         return path if rel.startswith('..') else rel
 
 

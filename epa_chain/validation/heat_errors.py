@@ -61,6 +61,13 @@ def to_finding(exc, template_set, template, context=()):
             prop = str(path[index + 1])
         index += 1
     message = _strip_path(message)
+    unknown = re.search(r'Unknown Property (\S+)', message)
+    if unknown and not prop:
+        prop = unknown.group(1)
+    unknown = re.search(r'The Resource Type \((\S+)\) could not be found',
+                        message)
+    if unknown and not resource:
+        resource = _resources_of_type(unknown.group(1), template_set)
     return findings.Finding(
         rule='HEAT', message=message,
         fix=_fix(message, resource, template_set),
@@ -69,8 +76,9 @@ def to_finding(exc, template_set, template, context=()):
 
 def _strip_path(message):
     # Heat prefixes its message with the path it also gives separately.
-    return re.sub(r'^(Property error: )?[\w.<>:/-]+\.(properties|'
-                  r'resources)\.[\w.<>:/-]*: ', '', message).strip()
+    return re.sub(r'^(Property error: )?[\w.<>:/$-]+\.(properties|'
+                  r'resources|params|get_attr)\.?[\w.<>:/$-]*: ', '',
+                  message).strip()
 
 
 def _fix(message, resource, template_set):
@@ -91,10 +99,18 @@ def _fix(message, resource, template_set):
     match = re.search(r'The Referenced Attribute \((\S+) (\S+)\) is '
                       r'incorrect', message)
     if match:
+        target, attribute = match.groups()
+        rtype = _resource_type(resource[:-1] + [target], template_set)
+        try:
+            choices = sorted(env.get_class(rtype).attributes_schema)
+        except Exception:
+            choices = []
+        if choices:
+            return _closest('attribute', attribute, choices,
+                            'the attributes of %s' % rtype)
         return ('get_attr names an attribute %s does not have; use one of '
-                'its attributes (openstack orchestration resource type show '
-                'TYPE) or an output of its nested template'
-                % match.group(1))
+                'its attributes or an output of its nested template'
+                % target)
     match = re.search(r'The Parameter \((\S+)\) was not defined', message)
     if match:
         return ('remove %s from the environment, or declare it in the '
@@ -107,6 +123,13 @@ def _fix(message, resource, template_set):
             or 'is out of range' in message or 'length' in message:
         return 'give a value within the constraint quoted above'
     return 'see the Heat message above'
+
+
+def _resources_of_type(rtype, template_set):
+    resources = template_set.template.get('resources') or {}
+    return sorted(name for name, definition in resources.items()
+                  if isinstance(definition, dict) and
+                  definition.get('type') == rtype)[:1]
 
 
 def _resource_type(resource, template_set):

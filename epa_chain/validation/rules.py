@@ -82,7 +82,7 @@ def _flavor(flavor, nodes):
     complaint, page_kib = nova_rules.numa_constraints(vcpus, ram, specs)
     if complaint:
         yield at(flavor, 'EPA-NUMA', 'Nova refuses these extra specs: %s'
-                 % complaint, _numa_fix(specs, vcpus, ram), 'extra_specs')
+                 % complaint, _numa_fix(complaint, vcpus, ram), 'extra_specs')
         return
     if nodes:
         page = str(specs.get('hw:mem_page_size', '')).lower()
@@ -113,13 +113,19 @@ def _flavor(flavor, nodes):
                          % node.config.cores_needed, 'vcpus')
 
 
-def _numa_fix(specs, vcpus, ram):
-    if 'hw:numa_nodes' in specs:
+def _numa_fix(complaint, vcpus, ram):
+    """Advice for the constraint Nova's message is about."""
+    text = complaint.lower()
+    if 'numa' in text and 'evenly' in text:
         return ('give hw:numa_nodes a divisor of both vcpus (%s) and ram '
                 '(%s), or assign hw:numa_cpus.N / hw:numa_mem.N explicitly'
                 % (vcpus, ram))
-    return ('hw:cpu_thread_policy and hw:emulator_threads_policy need '
-            'hw:cpu_policy: dedicated; mixed needs hw:cpu_dedicated_mask')
+    if 'mixed' in text:
+        return 'with hw:cpu_policy: mixed, set hw:cpu_dedicated_mask'
+    if 'thread' in text or 'emulator' in text or 'dedicated' in text:
+        return ('set hw:cpu_policy: dedicated, or drop '
+                'hw:cpu_thread_policy and hw:emulator_threads_policy')
+    return 'change the extra specs Nova names above'
 
 
 def _names(nodes):
@@ -331,7 +337,8 @@ def _link(node, direction, topology, realisation):
     peers = [p for p in topology.ports.values()
              if p.network.key == tx_port.network.key and p is not tx_port]
     peer_names = ', '.join('%s (%s)' % (p.resource.dotted, p.mac)
-                           for p in peers) or 'none in the stack'
+                           for p in peers) or (
+        'none in the stack, so the endpoint outside it (a tester MAC)')
     if flow.next_hop_mac == tx_port.mac:
         return broken('%s sends %s traffic to its own %s port %s'
                       % (node.name, direction, flow.tx_port, tx_port.mac),

@@ -1,0 +1,287 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS,
+#    WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or
+#    implied. See the License for the specific language governing
+#    permissions and limitations under the License.
+
+"""Every broken fixture fails with the right rule, at the right place.
+
+Fixtures live in epa_chain/tests/fixtures: good/ holds valid self-contained
+chains (the bases of the broken ones), broken/ one template per broken case
+(each says in its top comment what is broken and what is expected), and
+broken/env_*.yaml environments that break the shipped templates/chain.yaml.
+
+Each broken fixture breaks exactly one thing, so each test also checks that
+the report holds errors of the expected rule only.
+"""
+
+import os
+import unittest
+
+from epa_chain.validation import runner
+
+_HERE = os.path.dirname(os.path.abspath(__file__))
+FIXTURES = os.path.join(os.path.dirname(_HERE), 'fixtures')
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(_HERE)))
+CHAIN = os.path.join(REPO, 'templates', 'chain.yaml')
+# Both data ports of broken/nested_misspelled come from its broken lib file;
+# which one Heat validates first depends on its dependency graph's order.
+NESTED_PORTS = ('vnf1_left.port', 'vnf1_right.port')
+NESTED_LIB = os.path.join(FIXTURES, 'broken', 'nested_misspelled', 'lib',
+                          'data_port.yaml')
+
+
+def fixture(*parts):
+    """The absolute path of a fixture file."""
+    return os.path.join(FIXTURES, *parts)
+
+
+def broken(name):
+    """A broken single-file fixture (the file its findings name, too)."""
+    return fixture('broken', name)
+
+
+def shipped(*parts):
+    """A file of the shipped templates."""
+    return os.path.join(REPO, 'templates', *parts)
+
+
+class FixtureTestCase(unittest.TestCase):
+
+    def validate(self, template, environments=()):
+        return runner.validate(template, list(environments))
+
+    def describe(self, report):
+        return '\n'.join(str(f) for f in report.errors) or 'no errors'
+
+    def assertValid(self, report):
+        self.assertTrue(report.ok, self.describe(report))
+
+    def assertFinding(self, report, rule, file, resource, prop, fragment):
+        """The report fails with `rule` only; check its first finding."""
+        self.assertFalse(report.ok, 'expected %s, got no errors' % rule)
+        rules = sorted(set(f.rule for f in report.errors))
+        self.assertEqual([rule], rules, self.describe(report))
+        finding = report.errors[0]
+        # Findings name files as the user would type them (relative to the
+        # working directory, or absolute): compare where they lead.
+        self.assertEqual(file, os.path.abspath(finding.file), str(finding))
+        if isinstance(resource, tuple):
+            # Any of these: Heat stops at the first it validates.
+            self.assertIn(finding.resource, resource, str(finding))
+        else:
+            self.assertEqual(resource, finding.resource, str(finding))
+        self.assertEqual(prop, finding.property, str(finding))
+        self.assertIn(fragment, finding.message)
+        self.assertTrue(finding.fix, 'finding without a fix: %s' % finding)
+        return finding
+
+
+class TestGoodFixtures(FixtureTestCase):
+    """The bases the broken fixtures are derived from are valid."""
+
+    def test_flat_pvp_is_valid(self):
+        self.assertValid(self.validate(fixture('good', 'flat_pvp.yaml')))
+
+    def test_flat_pvvp_is_valid(self):
+        self.assertValid(self.validate(fixture('good', 'flat_pvvp.yaml')))
+
+    def test_shipped_chain_is_valid(self):
+        # The base of the broken/env_*.yaml fixtures.
+        self.assertValid(self.validate(CHAIN))
+
+
+class TestHeatErrors(FixtureTestCase):
+    """Errors Heat's own engine finds, addressed to file and resource."""
+
+    def test_unknown_resource_type(self):
+        path = broken('heat_unknown_type.yaml')
+        finding = self.assertFinding(
+            self.validate(path), 'HEAT', path, 'vnf1_left', '',
+            'The Resource Type (OS::Neutron::Prot) could not be found')
+        self.assertIn('OS::Neutron::Port', finding.fix)
+
+    def test_misspelled_property(self):
+        path = broken('heat_misspelled_property.yaml')
+        finding = self.assertFinding(
+            self.validate(path), 'HEAT', path, 'vnf1_right',
+            'port_securty_enabled', 'Unknown Property port_securty_enabled')
+        self.assertIn('port_security_enabled', finding.fix)
+
+    def test_misspelled_property_in_nested_template(self):
+        report = self.validate(
+            fixture('broken', 'nested_misspelled', 'chain.yaml'))
+        finding = self.assertFinding(
+            report, 'HEAT', NESTED_LIB,
+            NESTED_PORTS, 'port_securty_enabled',
+            'Unknown Property port_securty_enabled')
+        self.assertIn('port_security_enabled', finding.fix)
+
+    def test_nested_finding_names_the_nested_file(self):
+        # The location alone, so that it is checked whatever the property.
+        report = self.validate(
+            fixture('broken', 'nested_misspelled', 'chain.yaml'))
+        self.assertFalse(report.ok)
+        finding = report.errors[0]
+        self.assertEqual('HEAT', finding.rule)
+        self.assertEqual(NESTED_LIB, os.path.abspath(finding.file))
+        self.assertIn(finding.resource, NESTED_PORTS)
+
+    def test_wrong_property_type(self):
+        path = broken('heat_wrong_type.yaml')
+        self.assertFinding(self.validate(path), 'HEAT', path, 'vnf_flavor',
+                           'vcpus', "'many'")
+
+    def test_get_attr_of_missing_attribute(self):
+        path = broken('heat_bad_get_attr.yaml')
+        finding = self.assertFinding(
+            self.validate(path), 'HEAT', path, 'vnf1', 'user_data',
+            'The Referenced Attribute (vnf1_left mac_adress) is incorrect')
+        self.assertIn('did you mean attribute mac_address', finding.fix)
+
+
+class TestEpaRules(FixtureTestCase):
+    """Flavor extra specs: Nova's validators, NUMA, huge pages, cores."""
+
+    def test_invalid_extra_spec_value(self):
+        path = broken('epa_spec_bad_value.yaml')
+        finding = self.assertFinding(
+            self.validate(path), 'EPA-SPEC', path, 'vnf_flavor',
+            'extra_specs', 'hw:cpu_policy')
+        self.assertIn('dedicatd', finding.message)
+
+    def test_unknown_extra_spec_key(self):
+        path = broken('epa_spec_unknown_key.yaml')
+        self.assertFinding(self.validate(path), 'EPA-SPEC', path,
+                           'vnf_flavor', 'extra_specs', 'hw:mem_pagesize')
+
+    def test_thread_policy_without_pinning(self):
+        path = broken('epa_numa_thread_policy_shared.yaml')
+        finding = self.assertFinding(
+            self.validate(path), 'EPA-NUMA', path, 'vnf_flavor',
+            'extra_specs', 'Nova refuses these extra specs')
+        self.assertIn('thread', finding.message)
+        # The fix must address the thread policy, not hw:numa_nodes.
+        self.assertIn('hw:cpu_policy', finding.fix)
+
+    def test_numa_nodes_not_dividing_vcpus(self):
+        report = self.validate(
+            CHAIN, [fixture('broken', 'env_numa_nodes_odd_vcpus.yaml')])
+        finding = self.assertFinding(
+            report, 'EPA-NUMA', shipped('lib', 'epa_flavor.yaml'),
+            'vnf_flavor.flavor', 'extra_specs',
+            'Nova refuses these extra specs')
+        self.assertIn('hw:numa_nodes', finding.fix)
+
+    def test_no_huge_pages(self):
+        path = broken('epa_pages_missing.yaml')
+        finding = self.assertFinding(
+            self.validate(path), 'EPA-PAGES', path, 'vnf_flavor',
+            'extra_specs', 'hw:mem_page_size is not set')
+        self.assertIn('vnf1', finding.message)
+
+    def test_ram_not_whole_huge_pages(self):
+        report = self.validate(
+            CHAIN, [fixture('broken', 'env_pages_ram_not_whole.yaml')])
+        self.assertFinding(report, 'EPA-PAGES',
+                           shipped('lib', 'epa_flavor.yaml'),
+                           'vnf_flavor.flavor', 'ram',
+                           'not a whole number of 1048576 KiB pages')
+
+    def test_too_few_pinned_cores(self):
+        report = self.validate(
+            CHAIN, [fixture('broken', 'env_cores_one_vcpu.yaml')])
+        finding = self.assertFinding(
+            report, 'EPA-CORES', shipped('lib', 'epa_flavor.yaml'),
+            'vnf_flavor.flavor', 'vcpus', 'needs 2 pinned vCPUs')
+        self.assertIn('the flavor has 1', finding.message)
+
+
+class TestNetworkRules(FixtureTestCase):
+    """Chain segments are distinct provider VLAN networks."""
+
+    def test_vlan_id_out_of_range(self):
+        path = broken('vlan_net_out_of_range.yaml')
+        self.assertFinding(self.validate(path), 'VLAN-NET', path, 'net1',
+                           'segmentation_id', 'segmentation_id 5000')
+
+    def test_segment_not_a_provider_network(self):
+        path = broken('vlan_net_plain_net.yaml')
+        self.assertFinding(self.validate(path), 'VLAN-NET', path, 'net1',
+                           'network_type', 'not a provider VLAN network')
+
+    def test_two_segments_on_one_vlan(self):
+        report = self.validate(
+            CHAIN, [fixture('broken', 'env_vlan_duplicate.yaml')])
+        self.assertFinding(report, 'VLAN-UNIQUE',
+                           shipped('lib', 'provider_segment.yaml'),
+                           'net1.network', 'segmentation_id',
+                           'both VLAN 1001 on physnet1')
+
+
+class TestPortRules(FixtureTestCase):
+    """Data ports without port security; management ports with a group."""
+
+    def test_data_port_with_port_security(self):
+        path = broken('port_data_security_on.yaml')
+        self.assertFinding(self.validate(path), 'PORT-DATA', path,
+                           'vnf1_right', 'port_security_enabled',
+                           'data port of vnf1 has port security on')
+
+    def test_data_port_without_security_groups(self):
+        path = broken('port_data_no_security_groups.yaml')
+        self.assertFinding(self.validate(path), 'PORT-DATA', path,
+                           'vnf1_right', 'security_groups',
+                           'no security_groups property')
+
+    def test_management_port_without_security_group(self):
+        path = broken('port_mgmt_no_security_group.yaml')
+        self.assertFinding(self.validate(path), 'PORT-MGMT', path,
+                           'vnf1_mgmt', 'security_groups',
+                           'management port of vnf1 has no security group')
+
+
+class TestNodeRules(FixtureTestCase):
+
+    def test_no_config_drive(self):
+        path = broken('node_config_drive_off.yaml')
+        self.assertFinding(self.validate(path), 'NODE-CONFIG', path,
+                           'vnf1', 'config_drive', 'no config drive')
+
+
+class TestMacChain(FixtureTestCase):
+    """Each direction is one chain of next hops on the right segments."""
+
+    def test_next_hop_on_another_network(self):
+        path = broken('mac_chain_other_network.yaml')
+        finding = self.assertFinding(
+            self.validate(path), 'MAC-CHAIN', path, 'vnf1', 'user_data',
+            'out of its right port on')
+        self.assertIn('is vnf2_right on', finding.message)
+        self.assertIn('vnf2_left', finding.fix)
+
+    def test_next_hop_on_another_network_shipped_chain(self):
+        report = self.validate(
+            CHAIN, [fixture('broken', 'env_mac_egress_is_vnf_port.yaml')])
+        self.assertFinding(
+            report, 'MAC-CHAIN', CHAIN, 'vnf1',
+            'forward_next_hop_mac',
+            'next hop 00:00:00:00:00:10 is vnf1_left.port on')
+
+    def test_next_hop_is_own_port(self):
+        path = broken('mac_chain_own_port.yaml')
+        finding = self.assertFinding(
+            self.validate(path), 'MAC-CHAIN', path, 'vnf1', 'user_data',
+            'vnf1 sends forward traffic to its own right port')
+        self.assertIn('vnf2_left', finding.fix)
+
+    def test_bidirectional_node_without_reverse_flow(self):
+        path = broken('mac_chain_missing_reverse.yaml')
+        self.assertFinding(self.validate(path), 'MAC-CHAIN', path, 'vnf2',
+                           'user_data', 'vnf2 has no reverse flow')
