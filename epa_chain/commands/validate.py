@@ -93,6 +93,12 @@ def _print_text(reports, elapsed, quiet):
 
 
 def _label(report):
-    parts = [os.path.relpath(report.template)] if report.template else []
-    parts += ['-e %s' % os.path.relpath(e) for e in report.environments]
+    parts = [_shown(report.template)] if report.template else []
+    parts += ['-e %s' % _shown(e) for e in report.environments]
     return ' '.join(parts)
+
+
+def _shown(path):
+    """Relative to the working directory when below it, else absolute."""
+    relative = os.path.relpath(path)
+    return os.path.abspath(path) if relative.startswith('..') else relative
