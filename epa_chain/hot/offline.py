@@ -81,7 +81,6 @@ def _initialise():
     import heat.common.config  # noqa: F401 (registers Heat's options)
     from heat.common import context
     from heat.common import exception
-    from heat.common import template_format
     from heat.engine import attributes
     from heat.engine.clients import client_plugin
     from heat.engine import constraints
@@ -90,7 +89,6 @@ def _initialise():
     from heat.engine import resources
     from heat.engine.resources.openstack.nova import server
     from heat.engine.resources import stack_resource
-    from heat.engine.resources import template_resource
     from heat.engine import stack
     from heat.engine import stk_defn
     from heat.engine import template
@@ -102,15 +100,12 @@ def _initialise():
     client_plugin.ClientPlugin.client = _no_client
     server.Server._validate_image_flavor = _skip_image_flavor_check
 
+    # Only the modules the rest of epa_chain uses.
     modules = collections.namedtuple('Heat', [
-        'context', 'exception', 'template_format', 'attributes',
-        'environment', 'resource', 'resources', 'stack_resource',
-        'template_resource',
-        'stack', 'stk_defn', 'template'])
-    return modules(context, exception, template_format, attributes,
-                   environment, resource, resources, stack_resource,
-                   template_resource,
-                   stack, stk_defn, template)
+        'context', 'exception', 'attributes', 'environment', 'resources',
+        'stack_resource', 'stack', 'stk_defn', 'template'])
+    return modules(context, exception, attributes, environment, resources,
+                   stack_resource, stack, stk_defn, template)
 
 
 def _no_client(plugin, *args, **kwargs):
