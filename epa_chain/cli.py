@@ -12,18 +12,28 @@
 
 """The `epa-chain` command: one subcommand per job, each in its own module.
 
-Subcommands register themselves through `COMMANDS`; each module provides
-`add_arguments(parser)` and `run(args) -> exit code`.
+Every module in `epa_chain.commands` is a subcommand named after it; each
+provides `add_arguments(parser)` and `run(args) -> exit code`, and its
+docstring is the help text. Adding a command is adding a module.
 """
 
 import argparse
+import importlib
+import pkgutil
 import sys
 
-from epa_chain.commands import validate
+from epa_chain import commands
 
-COMMANDS = {
-    'validate': validate,
-}
+
+def _commands():
+    found = {}
+    for info in sorted(pkgutil.iter_modules(commands.__path__),
+                       key=lambda info: info.name):
+        if info.name.startswith('_'):
+            continue
+        module = importlib.import_module('epa_chain.commands.' + info.name)
+        found[info.name.replace('_', '-')] = module
+    return found
 
 
 def build_parser():
@@ -33,7 +43,7 @@ def build_parser():
                     'measure its data plane.')
     subparsers = parser.add_subparsers(dest='command', metavar='COMMAND')
     subparsers.required = True
-    for name, module in COMMANDS.items():
+    for name, module in _commands().items():
         doc = (module.__doc__ or '').strip()
         sub = subparsers.add_parser(name, help=doc.splitlines()[0],
                                     description=doc)
