@@ -64,8 +64,11 @@ class FrameSize:
 
     @classmethod
     def parse(cls, text):
-        """'64' -> 64 bytes; 'imix' -> seed 002's 64:7,570:4,1518:1;
-        '64:7,570:4,1518:1' -> that mix."""
+        """Read a frame size the way users write it.
+
+        '64' is 64 bytes; 'imix' is seed 002's 64:7,570:4,1518:1;
+        '64:7,570:4,1518:1' is that mix.
+        """
         text = str(text).strip().lower()
         if text == 'imix':
             return cls(imix=IMIX_EANTC)
