@@ -1,0 +1,146 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and
+# limitations under the License.
+
+"""PNG plots: throughput against frame size, and latency distributions.
+
+The seed reports' figures (seed 000 Figures 5-3..5-13) plot throughput
+in Mbps and % of line rate per frame size; the latency figure here is the
+distribution the seeds ask for but could not draw, from the full delay
+histogram kept in the results (HdrHistogram).
+"""
+
+import os
+import re
+
+from epa_chain.measurement import latency
+from epa_chain.measurement import report
+
+
+def _pyplot():
+    # Agg: no display, no GUI toolkit; set before pyplot is imported.
+    import matplotlib
+    matplotlib.use('Agg')
+    from matplotlib import pyplot
+    return pyplot
+
+
+def _slug(text):
+    return re.sub(r'[^A-Za-z0-9]+', '-', text).strip('-').lower()
+
+
+def throughput_plot(document, path):
+    """Mbps and % line rate per frame size, one line per goal and flows."""
+    pyplot = _pyplot()
+    figure, (mbps_axis, percent_axis) = pyplot.subplots(
+        1, 2, figsize=(11, 4.5))
+    link_bps = document['generator']['link_bps']
+    labels = []
+    for case in document['cases']:
+        label = report.frame_size_of(case).label
+        if label not in labels:
+            labels.append(label)
+    positions = {label: i for i, label in enumerate(labels)}
+    drawn = 0
+    for name in report.goal_names(document):
+        for flows in document['parameters']['flow_counts']:
+            xs, mbps, percent = [], [], []
+            for case in document['cases']:
+                goal = report.goal_of(case, name)
+                if case['flows'] != flows or case['error'] or not goal or \
+                        goal['throughput_fps'] is None:
+                    continue
+                figures = report.throughput_figures(case, goal, link_bps)
+                xs.append(positions[report.frame_size_of(case).label])
+                mbps.append(figures[0])
+                percent.append(figures[2])
+            if not xs:
+                continue
+            legend = '%s, %d flow%s' % (name, flows, '' if flows == 1
+                                        else 's')
+            mbps_axis.plot(xs, mbps, marker='o', label=legend)
+            percent_axis.plot(xs, percent, marker='o', label=legend)
+            drawn += 1
+    for axis, unit in ((mbps_axis, 'Mbps'), (percent_axis, '% line rate')):
+        axis.set_xticks(range(len(labels)))
+        axis.set_xticklabels(labels, rotation=30, ha='right')
+        axis.set_xlabel('frame size (bytes)')
+        axis.set_ylabel(unit)
+        axis.grid(True, alpha=0.3)
+        if drawn:
+            axis.legend(fontsize='small')
+    percent_axis.set_ylim(0, 105)
+    figure.suptitle('%s throughput (%s)' % (
+        report.direction_word(document['parameters']['directions']),
+        document['method']))
+    figure.tight_layout()
+    figure.savefig(path, dpi=100)
+    pyplot.close(figure)
+    return path
+
+
+def latency_plot(case, path):
+    """Delay histogram and CDF of the latency test, per direction."""
+    pyplot = _pyplot()
+    figure, (histogram_axis, cdf_axis) = pyplot.subplots(
+        1, 2, figsize=(11, 4.5))
+    test = case['latency']
+    for direction, summary in sorted(test['directions'].items()):
+        if not summary or not summary['hdr_delay_ns']:
+            continue
+        histogram = latency.decode_histogram(summary['hdr_delay_ns'])
+        values, counts = [], []
+        for item in histogram.get_recorded_iterator():
+            values.append(item.value_iterated_to / 1000.0)
+            counts.append(item.count_at_value_iterated_to)
+        histogram_axis.hist(values, bins=60, weights=counts, alpha=0.6,
+                            label=direction)
+        total = float(sum(counts))
+        running, cdf = 0, []
+        for count in counts:
+            running += count
+            cdf.append(running / total)
+        cdf_axis.plot(values, cdf, label=direction)
+    histogram_axis.set_xlabel('one-way delay (us)')
+    histogram_axis.set_ylabel('frames')
+    histogram_axis.set_yscale('log')
+    cdf_axis.set_xlabel('one-way delay (us)')
+    cdf_axis.set_ylabel('fraction of frames')
+    for axis in (histogram_axis, cdf_axis):
+        axis.grid(True, alpha=0.3)
+        axis.legend(fontsize='small')
+    figure.suptitle('Latency, %s B, %d flow%s, %s fps/dir (%s %% of %s)' % (
+        report.frame_size_of(case).label, case['flows'],
+        '' if case['flows'] == 1 else 's',
+        format(int(test['load_fps']), ','), '%g' % (100 * test['fraction']),
+        test['reference_goal']))
+    figure.tight_layout()
+    figure.savefig(path, dpi=100)
+    pyplot.close(figure)
+    return path
+
+
+def render(document, out_dir):
+    """Every plot the document allows, as PNG files; returns the paths."""
+    os.makedirs(out_dir, exist_ok=True)
+    paths = []
+    if any(case['search'] for case in document['cases']):
+        paths.append(throughput_plot(
+            document, os.path.join(out_dir, 'throughput.png')))
+    for case in document['cases']:
+        test = case['latency']
+        if not test or not any(s and s['hdr_delay_ns']
+                               for s in test['directions'].values()):
+            continue
+        name = 'latency-%s-%dflows.png' % (
+            _slug(report.frame_size_of(case).label), case['flows'])
+        paths.append(latency_plot(case, os.path.join(out_dir, name)))
+    return paths

@@ -1,0 +1,382 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and
+# limitations under the License.
+
+"""Text tables in the layout of the seed reports, and the plots.
+
+Seed 000's Tables 5-2..5-14: one row per frame size with Mbps, packets/s,
+% line rate and average/minimum/maximum latency, where (section 3.6.1)
+
+    Mbps = (frame size + 20) * 8 * frames/s / 1,000,000
+    % line rate = Mbps * 100 / (ports sending * port speed in Mbps)
+
+and the figures of a bidirectional test add both directions. Seed 001's
+Table 5-1 adds "switching performance": throughput x switching operations,
+a chain of N VNFs switching N + 1 times per direction.
+"""
+
+from epa_chain.measurement import latency
+from epa_chain.measurement import trial
+
+LATENCY_PERCENTILES = ('50', '99', '99.9')
+
+
+def frame_size_of(case):
+    mix = tuple(tuple(item) for item in case['frame_size']['mix'])
+    if len(mix) == 1 and mix[0][1] == 1 and \
+            not case['frame_size']['label'].startswith('IMIX'):
+        return trial.FrameSize(size=mix[0][0])
+    return trial.FrameSize(imix=mix)
+
+
+def _table(headers, rows, title=None, footer=None):
+    """A pipe table as the seed reports print them, columns aligned."""
+    cells = [list(map(str, headers))] + [list(map(str, r)) for r in rows]
+    widths = [max(len(row[i]) for row in cells if i < len(row))
+              for i in range(len(headers))]
+    lines = []
+    if title:
+        lines.append(title)
+    rule = '+' + '+'.join('-' * (w + 2) for w in widths) + '+'
+    lines.append(rule)
+    for number, row in enumerate(cells):
+        padded = row + [''] * (len(headers) - len(row))
+        lines.append('| ' + ' | '.join(
+            cell.ljust(w) if i == 0 else cell.rjust(w)
+            for i, (cell, w) in enumerate(zip(padded, widths))) + ' |')
+        if number == 0:
+            lines.append(rule.replace('-', '='))
+    lines.append(rule)
+    if footer:
+        lines.append(footer)
+    return '\n'.join(lines)
+
+
+def _count(value):
+    return format(int(round(value)), ',')
+
+
+def _us(nanoseconds):
+    if nanoseconds is None:
+        return 'n/a'
+    return format(nanoseconds / 1000.0, ',.1f')
+
+
+def _percent(ratio):
+    return ('%.4g' % (ratio * 100)).rstrip('.')
+
+
+def direction_word(directions):
+    return 'Bidirectional' if len(directions) == 2 else 'Unidirectional'
+
+
+def _goal_phrase(name, loss_ratio):
+    if loss_ratio == 0:
+        return 'with 0 frame loss (%s)' % name
+    return 'with <= %s %% frame loss (%s)' % (_percent(loss_ratio), name)
+
+
+def _link_bps(document):
+    return document['generator']['link_bps']
+
+
+def throughput_figures(case, goal, link_bps):
+    """(Mbps, packets/s, % line rate) of one goal of one case.
+
+    Packets/s and Mbps count every direction, as the seed tables do.
+    """
+    frame_size = frame_size_of(case)
+    directions = len(case['directions'])
+    total_fps = goal['throughput_fps'] * directions
+    mbps = frame_size.fps_to_mbps(total_fps)
+    return mbps, total_fps, mbps * 100.0 / (directions * link_bps / 1e6)
+
+
+def throughput_row(case, goal, link_bps):
+    """[label, Mbps, packets/s, % line rate] cells of one goal."""
+    mbps, total_fps, line_percent = throughput_figures(case, goal, link_bps)
+    return [frame_size_of(case).label, _count(mbps), _count(total_fps),
+            '%.1f' % line_percent]
+
+
+def goal_names(document):
+    names = []
+    for case in document['cases']:
+        for goal in (case['search'] or {}).get('goals', []):
+            if goal['name'] not in names:
+                names.append(goal['name'])
+    return names
+
+
+def goal_of(case, name):
+    for goal in (case['search'] or {}).get('goals', []):
+        if goal['name'] == name:
+            return goal
+    return None
+
+
+def _latency_cells(case):
+    test = case['latency']
+    if not test:
+        return ['n/a', 'n/a', 'n/a']
+    combined = latency.combine(test['directions'].values())
+    if not combined:
+        return ['n/a', 'n/a', 'n/a']
+    return [_us(combined['avg_ns']), _us(combined['min_ns']),
+            _us(combined['max_ns'])]
+
+
+def throughput_tables(document):
+    """One seed-style table per goal and flow count."""
+    link_bps = _link_bps(document)
+    params = document['parameters']
+    tables = []
+    reference = _reference_goal_name(document)
+    for name in goal_names(document):
+        for flows in params['flow_counts']:
+            cases = [c for c in document['cases'] if c['flows'] == flows]
+            if not cases:
+                continue
+            with_latency = name == reference
+            headers = ['Packet Size', 'Mbps', 'Packets/sec', '% Line Rate']
+            if with_latency:
+                headers += ['Average Latency (us)', 'Minimum Latency (us)',
+                            'Maximum Latency (us)']
+            rows, ratio = [], None
+            for case in cases:
+                rows.append(_throughput_line(case, name, link_bps,
+                                             with_latency, len(headers)))
+                goal = goal_of(case, name)
+                if goal:
+                    ratio = goal['loss_ratio']
+            title = '%s throughput %s, %d flow%s' % (
+                direction_word(params['directions']),
+                _goal_phrase(name, ratio or 0.0), flows,
+                '' if flows == 1 else 's')
+            tables.append((title, headers, rows,
+                           _details(document, with_latency)))
+    return tables
+
+
+def _throughput_line(case, name, link_bps, with_latency, width):
+    label = frame_size_of(case).label
+    if case['error']:
+        return [label, 'ERROR: %s' % case['error']['cause']] + \
+            [''] * (width - 2)
+    goal = goal_of(case, name)
+    if goal is None or goal['throughput_fps'] is None:
+        return [label, 'below the minimum load (%s fps/dir)'
+                % _count(case['min_load_fps'])] + [''] * (width - 2)
+    row = throughput_row(case, goal, link_bps)
+    if with_latency:
+        row += _latency_cells(case)
+    return row
+
+
+def _reference_goal_name(document):
+    for case in document['cases']:
+        if case['latency']:
+            return case['latency']['reference_goal']
+    goals = document['parameters']['loss_goals']
+    return min(goals, key=goals.get) if goals else None
+
+
+def _details(document, with_latency):
+    params = document['parameters']
+    parts = ['%s search' % document['method'],
+             'resolution %s %%' % _percent(params['resolution']),
+             '%g s trials' % params['trial_duration_s']]
+    if document['method'] in ('best-of-n', 'worst-of-n'):
+        parts.append('N = %d' % params['repetitions'])
+    if with_latency and params['latency_duration_s'] > 0:
+        parts.append('latency: %g s at %s %% of this throughput' % (
+            params['latency_duration_s'],
+            _percent(params['latency_load_fraction'])))
+    parts.append('generator %s, %s Gbps per port' % (
+        document['generator'].get('name'),
+        '%g' % (_link_bps(document) / 1e9)))
+    return 'Details: ' + '; '.join(parts)
+
+
+def _chain_length(document):
+    length = document['parameters'].get('chain_length')
+    if length is None:
+        length = document['generator'].get('chain_length')
+    return length
+
+
+def switching_table(document):
+    """Seed 001 Table 5-1: switching performance = pps x switching ops."""
+    length = _chain_length(document)
+    if length is None:
+        return None
+    name = _reference_goal_name(document)
+    link_bps = _link_bps(document)
+    params = document['parameters']
+    directions = len(params['directions'])
+    operations = length + 1
+    cases = [c for c in document['cases'] if not c['error'] and
+             goal_of(c, name) and goal_of(c, name)['throughput_fps']]
+    if not cases:
+        return None
+    headers = ['Packet Size', 'Flows per port (each direction)',
+               'Total flows', 'Switching operations', 'Line-rate',
+               'Throughput (packets/sec)', 'Switching (packets/sec)']
+    rows = []
+    for case in cases:
+        total_fps = goal_of(case, name)['throughput_fps'] * directions
+        rows.append([frame_size_of(case).label, case['flows'],
+                     case['flows'] * directions, operations,
+                     '%g Gbps' % (directions * link_bps / 1e9),
+                     _count(total_fps), _count(total_fps * operations)])
+    title = ('Throughput and switching performance (seed 001 Table 5-1), '
+             '%s, 2 physical ports, chain of %d VNF%s'
+             % (name, length, '' if length == 1 else 's'))
+    footer = ('Switching = throughput x switching operations; a chain of '
+              'N VNFs switches N + 1 times per direction.')
+    return title, headers, rows, footer
+
+
+def latency_table(document):
+    """Delay distribution and RFC 5481 variation, per case and direction."""
+    rows = []
+    for case in document['cases']:
+        test = case['latency']
+        if not test:
+            continue
+        for direction, summary in sorted(test['directions'].items()):
+            rows.append(_latency_row(case, direction, summary))
+    if not rows:
+        return None
+    headers = (['Packet Size', 'Flows', 'Direction', 'Frames'] +
+               ['P%s (us)' % p for p in LATENCY_PERCENTILES] +
+               ['PDV P99.9 (us)', 'IPDV min/max (us)', 'Out of order',
+                'Duplicates'])
+    notes = sorted({reason for case in document['cases']
+                    if case['latency']
+                    for summary in case['latency']['directions'].values()
+                    if summary
+                    for reason in summary['unavailable'].items()})
+    footer = 'PDV = D(i) - D(min); IPDV = D(i) - D(i-1) in sending order ' \
+             '(RFC 5481).'
+    for stat, reason in notes:
+        footer += '\n%s unavailable: %s.' % (stat, reason)
+    return ('Latency distribution at the latency test load', headers, rows,
+            footer)
+
+
+def _latency_row(case, direction, summary):
+    label = frame_size_of(case).label
+    if not summary:
+        return [label, case['flows'], direction, 0] + ['n/a'] * 7
+    percentiles = summary['percentiles_ns'] or {}
+    pdv = summary['pdv_ns']
+    ipdv = summary['ipdv_ns']
+    return ([label, case['flows'], direction, _count(summary['count'])] +
+            [_us(percentiles.get(p)) for p in LATENCY_PERCENTILES] +
+            [_us(pdv['percentiles'].get('99.9')) if pdv else 'n/a',
+             '%s / %s' % (_us(ipdv['min']), _us(ipdv['max'])) if ipdv
+             else 'n/a',
+             summary['out_of_order'], summary['duplicates']])
+
+
+def sweep_tables(document):
+    """Linear sweeps: loss ratio at each load step, ten steps a row."""
+    tables = []
+    for case in document['cases']:
+        search = case['search']
+        if not search or 'sweep' not in search['details']:
+            continue
+        sweep = search['details']['sweep']
+        rows = []
+        for start in range(0, len(sweep), 10):
+            chunk = sweep[start:start + 10]
+            rows.append(['%g-%g %%' % (chunk[0]['load_percent'],
+                                       chunk[-1]['load_percent'])] +
+                        ['%.4f' % (p['loss_ratio'] * 100) for p in chunk])
+        width = max(len(r) for r in rows)
+        rows = [r + [''] * (width - len(r)) for r in rows]
+        headers = ['Load (% of max)'] + ['loss %'] * (width - 1)
+        title = 'Linear loss sweep, %s B, %d flow%s' % (
+            frame_size_of(case).label, case['flows'],
+            '' if case['flows'] == 1 else 's')
+        tables.append((title, headers, rows, None))
+    return tables
+
+
+def soak_table(document):
+    rows = []
+    for case in document['cases']:
+        soak = case['soak']
+        if not soak:
+            continue
+        combined = latency.combine(soak['directions'].values())
+        loss = [i['loss_ratio'] for i in soak['intervals']]
+        rows.append([frame_size_of(case).label, case['flows'],
+                     '%g' % sum(i['duration_s'] for i in soak['intervals']),
+                     len(soak['intervals']),
+                     'yes' if soak['complete'] else 'NO',
+                     '%.6f' % (max(loss) * 100 if loss else 0.0)] +
+                    ([_us(combined['avg_ns']), _us(combined['min_ns']),
+                      _us(combined['max_ns'])] if combined else
+                     ['n/a'] * 3))
+    if not rows:
+        return None
+    headers = ['Packet Size', 'Flows', 'Seconds', 'Intervals', 'Complete',
+               'Worst loss %', 'Average Latency (us)',
+               'Minimum Latency (us)', 'Maximum Latency (us)']
+    return 'Latency soak', headers, rows, None
+
+
+def trials_table(document):
+    rows = []
+    for case in document['cases']:
+        totals = case['totals'] or {}
+        rows.append([frame_size_of(case).label, case['flows'],
+                     totals.get('trials', 0),
+                     _count(totals.get('trial_seconds', 0.0)),
+                     case['error']['cause'] if case['error'] else 'ok'])
+    totals = document['totals']
+    rows.append(['all', '', totals['trials'],
+                 _count(totals['trial_seconds']), ''])
+    return ('Trials', ['Packet Size', 'Flows', 'Trials', 'Trial-seconds',
+                       'Status'], rows, None)
+
+
+def render_tables(document):
+    """All tables of a results document, as text."""
+    params = document['parameters']
+    header = ('epa-chain results (%s): method %s, generator %s, created %s%s'
+              % (document['schema'], document['method'],
+                 document['generator'].get('name'), document['created'],
+                 '' if document['complete'] else ', INCOMPLETE (partial)'))
+    blocks = [header, 'Loss goals: %s' % ', '.join(
+        '%s <= %s %%' % (name, _percent(ratio))
+        for name, ratio in params['loss_goals'].items())]
+    tables = list(throughput_tables(document))
+    for optional in (switching_table(document), latency_table(document)):
+        if optional:
+            tables.append(optional)
+    tables.extend(sweep_tables(document))
+    soak = soak_table(document)
+    if soak:
+        tables.append(soak)
+    tables.append(trials_table(document))
+    for number, (title, headers, rows, footer) in enumerate(tables, 1):
+        blocks.append(_table(headers, rows, 'Table %d: %s' % (number, title),
+                             footer))
+    return '\n\n'.join(blocks) + '\n'
+
+
+def render_plots(document, out_dir):
+    """PNG files of the document in `out_dir`; returns their paths."""
+    from epa_chain.measurement import plots
+    return plots.render(document, out_dir)

@@ -1,0 +1,149 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
+"""`epa-chain measure` -> `epa-chain report`, and the comparison tool."""
+
+import contextlib
+import importlib.util
+import io
+import json
+import os
+import shutil
+import tempfile
+
+import testtools
+
+from epa_chain import cli
+from epa_chain.commands import measure
+from epa_chain.measurement import results
+
+TOP = os.path.abspath(os.path.join(os.path.dirname(__file__), '..', '..',
+                                   '..'))
+
+
+def run(*argv):
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = cli.main(list(argv))
+    return code, out.getvalue(), err.getvalue()
+
+
+class TestMeasureAndReport(testtools.TestCase):
+
+    def setUp(self):
+        super().setUp()
+        self.directory = tempfile.mkdtemp(prefix='epa-cli-')
+        self.addCleanup(shutil.rmtree, self.directory)
+
+    def path(self, name):
+        return os.path.join(self.directory, name)
+
+    def test_round_trip(self):
+        code, out, err = run(
+            'measure', '--generator', 'model', '--frame-sizes', '64,imix',
+            '--flows', '1000', '--direction', 'bi', '--method',
+            'mlrsearch', '--trial-duration', '60', '--chain-length', '1',
+            '--generator-option', 'ndr_fps=3e6', '--json',
+            self.path('out.json'))
+        self.assertEqual(0, code, err)
+        self.assertEqual('', out)
+        # Progress on stderr: one line per trial, then a case summary.
+        self.assertIn('64 B, 1000 flows, forward+reverse: trial 1 search',
+                      err)
+        self.assertIn('mlrsearch: NDR ', err)
+        document = results.load(self.path('out.json'))
+        self.assertEqual(2, len(document['cases']))
+        self.assertEqual(3e6, document['generator']['ndr_fps'])
+        self.assertEqual(['forward', 'reverse'],
+                         document['parameters']['directions'])
+        code, out, err = run('report', self.path('out.json'), '--plots',
+                             self.path('plots'))
+        self.assertEqual(0, code, err)
+        self.assertIn('Bidirectional throughput with 0 frame loss (NDR), '
+                      '1000 flows', out)
+        self.assertIn('chain of 1 VNF', out)
+        self.assertIn('plot: %s' % self.path('plots/throughput.png'), out)
+        self.assertTrue(os.path.exists(self.path('plots/throughput.png')))
+
+    def test_generator_error_exits_1_and_still_writes(self):
+        code, _out, err = run(
+            'measure', '--frame-sizes', '64', '--method', 'rfc2544',
+            '--generator-option', 'stop_forwarding_after=2', '-q',
+            '--json', self.path('dead.json'))
+        self.assertEqual(1, code)
+        self.assertIn('stopped forwarding', err)
+        document = results.load(self.path('dead.json'))
+        self.assertIsNone(document['cases'][0]['search'])
+
+    def test_usage_errors_exit_2_naming_the_field(self):
+        for argv, expected in (
+                (['--frame-sizes', '32'], 'frame_sizes'),
+                (['--flows', 'many'], '--flows'),
+                (['--loss-goals', 'NDR'], '--loss-goals'),
+                (['--generator', 'ixia'], 'unknown generator'),
+                (['--generator-option', 'jitter=lots'], 'jitter'),
+                (['--prox-endpoint', 'h:1'], '--generator prox')):
+            code, _out, err = run('measure', '--json', self.path('x.json'),
+                                  *argv)
+            self.assertEqual(2, code, argv)
+            self.assertIn(expected, err, argv)
+        self.assertFalse(os.path.exists(self.path('x.json')))
+
+    def test_report_refuses_a_bad_file(self):
+        with open(self.path('bad.json'), 'w') as stream:
+            json.dump({'schema': 'epa-chain/results/1', 'method': 'x'},
+                      stream)
+        code, out, err = run('report', self.path('bad.json'))
+        self.assertEqual(2, code)
+        self.assertIn(self.path('bad.json'), err)
+        self.assertIn('field', err)
+        self.assertEqual('', out)
+
+
+class TestArgumentParsing(testtools.TestCase):
+
+    def test_frame_sizes_group_mixes(self):
+        self.assertEqual(['64', 'imix', '64:7,570:4', '1518'],
+                         measure.parse_frame_sizes('64,imix,64:7,570:4,1518'))
+
+    def test_goals_and_options(self):
+        self.assertEqual({'NDR': 0.0, 'PDR': 0.001},
+                         measure.parse_goals('NDR=0,PDR=0.001'))
+        self.assertEqual({'jitter': 0.01, 'seed': 4, 'latency_mode': 'off',
+                          'max_tx_fps': None, 'host': '10.0.0.5',
+                          'port': 8474},
+                         measure.parse_options(
+                             ['jitter=0.01', 'seed=4', 'latency_mode=off',
+                              'max_tx_fps=none'], '10.0.0.5:8474'))
+
+
+class TestCompareSearches(testtools.TestCase):
+
+    def test_reports_both_searches_and_their_ratio(self):
+        spec = importlib.util.spec_from_file_location(
+            'compare_searches', os.path.join(TOP, 'tools',
+                                             'compare_searches.py'))
+        tool = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(tool)
+        args = tool.parse_args(['--frame-sizes', '64,1518'])
+        comparison = tool.compare(args)
+        totals = comparison['totals']
+        self.assertEqual(totals['mlrsearch']['trial_seconds'] /
+                         totals['rfc2544']['trial_seconds'],
+                         comparison['trial_seconds_ratio'])
+        self.assertTrue(comparison['all_bracket_truth'])
+        for case in comparison['runs']['rfc2544']:
+            # RFC 2544 searched twice: every trial is a full one.
+            self.assertEqual(case['trials'] * 60.0, case['trial_seconds'])
+        text = tool.render(comparison, args)
+        self.assertIn('MLRsearch / RFC 2544 trial-seconds: %.3f'
+                      % comparison['trial_seconds_ratio'], text)

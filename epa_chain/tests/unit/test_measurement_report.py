@@ -1,0 +1,178 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
+"""Seed-layout tables carry the right arithmetic; plots are PNG files."""
+
+import os
+import re
+import shutil
+import tempfile
+
+import testtools
+
+from epa_chain.generators import model
+from epa_chain.measurement import campaign
+from epa_chain.measurement import latency
+from epa_chain.measurement import report
+
+PNG_MAGIC = b'\x89PNG\r\n\x1a\n'
+
+
+def measure(directions=('forward', 'reverse'), chain_length=3, **options):
+    sut = model.ModelGenerator(ndr_fps=2.5e6, link_bps=10e9)
+    plan = campaign.Campaign(frame_sizes=['64', '1518'], flow_counts=[1],
+                             directions=directions, method='rfc2544',
+                             trial_duration_s=30, latency_duration_s=30,
+                             chain_length=chain_length, **options)
+    return campaign.run(sut, plan)
+
+
+def table_rows(text, title_part):
+    """Cells of the data rows of the first table whose title matches."""
+    lines = text.splitlines()
+    start = next(i for i, line in enumerate(lines) if title_part in line)
+    rows = []
+    for line in lines[start + 1:]:
+        if not line.strip():
+            break
+        if line.startswith('|'):
+            rows.append([cell.strip() for cell in line.strip('|').split('|')])
+    return rows[0], rows[1:]
+
+
+def number(cell):
+    return float(cell.replace(',', ''))
+
+
+class TestThroughputTable(testtools.TestCase):
+
+    def check(self, document, directions):
+        text = report.render_tables(document)
+        word = 'Bidirectional' if directions == 2 else 'Unidirectional'
+        headers, rows = table_rows(
+            text, '%s throughput with 0 frame loss (NDR), 1 flow' % word)
+        self.assertEqual(['Packet Size', 'Mbps', 'Packets/sec',
+                          '% Line Rate', 'Average Latency (us)',
+                          'Minimum Latency (us)', 'Maximum Latency (us)'],
+                         headers)
+        link_mbps = document['generator']['link_bps'] / 1e6
+        for row, case in zip(rows, document['cases']):
+            size = case['frame_size']['mean_bytes']
+            goal = case['search']['goals'][0]
+            packets = goal['throughput_fps'] * directions
+            self.assertEqual(case['frame_size']['label'], row[0])
+            self.assertEqual(round(packets), number(row[2]))
+            # Seed 000 section 3.6.1: (size + 20) * 8 * fps / 1e6.
+            mbps = (size + 20) * 8 * packets / 1e6
+            self.assertEqual(round(mbps), number(row[1]))
+            self.assertAlmostEqual(mbps * 100 / (directions * link_mbps),
+                                   number(row[3]), delta=0.05)
+            combined = latency.combine(
+                case['latency']['directions'].values())
+            for cell, key in zip(row[4:], ('avg_ns', 'min_ns', 'max_ns')):
+                self.assertAlmostEqual(combined[key] / 1000, number(cell),
+                                       delta=0.05)
+        return text, rows
+
+    def test_bidirectional_adds_both_directions(self):
+        text, rows = self.check(measure(), 2)
+        # 1518 B reaches line rate: 2 x 10 Gbps.
+        self.assertEqual(['1518', '20,000'], rows[1][:2])
+        self.assertEqual('100.0', rows[1][3])
+        self.assertIn('Details: rfc2544 search', text)
+
+    def test_unidirectional(self):
+        self.check(measure(directions=('forward',)), 1)
+
+    def test_pdr_table_and_trials(self):
+        document = measure()
+        text = report.render_tables(document)
+        self.assertIn('with <= 0.5 % frame loss (PDR)', text)
+        headers, rows = table_rows(text, 'Trials')
+        self.assertEqual(['Packet Size', 'Flows', 'Trials', 'Trial-seconds',
+                          'Status'], headers)
+        self.assertEqual(str(document['totals']['trials']), rows[-1][2])
+
+
+class TestSwitchingTable(testtools.TestCase):
+
+    def test_throughput_times_switching_operations(self):
+        document = measure(chain_length=2)
+        text = report.render_tables(document)
+        headers, rows = table_rows(text, 'switching performance')
+        self.assertIn('Switching operations', headers)
+        for row, case in zip(rows, document['cases']):
+            packets = case['search']['goals'][0]['throughput_fps'] * 2
+            self.assertEqual('3', row[headers.index('Switching operations')])
+            self.assertEqual(
+                round(packets),
+                number(row[headers.index('Throughput (packets/sec)')]))
+            self.assertAlmostEqual(
+                packets * 3,
+                number(row[headers.index('Switching (packets/sec)')]),
+                delta=2)
+
+    def test_no_table_without_chain_length(self):
+        document = measure(chain_length=None)
+        document['generator'].pop('chain_length')
+        self.assertNotIn('switching performance',
+                         report.render_tables(document))
+
+
+class TestOtherTables(testtools.TestCase):
+
+    def test_latency_distribution_and_errors(self):
+        document = measure()
+        text = report.render_tables(document)
+        headers, rows = table_rows(text, 'Latency distribution')
+        self.assertIn('PDV P99.9 (us)', headers)
+        self.assertEqual(4, len(rows))  # 2 sizes x 2 directions
+        self.assertIn('RFC 5481', text)
+        document['cases'][0]['error'] = {'cause': 'counters went backwards',
+                                         'detail': 'x', 'phase': 'search'}
+        text = report.render_tables(document)
+        self.assertRegex(text, r'\| 64 +\| ERROR: counters went backwards')
+
+    def test_histogram_only_latency_says_what_is_missing(self):
+        sut = model.ModelGenerator(latency_mode='histogram')
+        plan = campaign.Campaign(frame_sizes=['64'], method='rfc2544',
+                                 trial_duration_s=5, latency_duration_s=5)
+        text = report.render_tables(campaign.run(sut, plan))
+        self.assertIn('ipdv unavailable: needs per-frame sequence numbers',
+                      text)
+
+    def test_linear_sweep_table(self):
+        sut = model.ModelGenerator(ndr_fps=2e6)
+        plan = campaign.Campaign(frame_sizes=['64'], method='linear',
+                                 linear_steps=20, latency_duration_s=0)
+        text = report.render_tables(campaign.run(sut, plan))
+        headers, rows = table_rows(text, 'Linear loss sweep')
+        self.assertEqual(2, len(rows))
+        step = 100.0 / 20
+        self.assertEqual('%g-%g %%' % (step, 10 * step), rows[0][0])
+        self.assertTrue(re.match(r'\d+\.\d{4}', rows[1][-1]))
+
+
+class TestPlots(testtools.TestCase):
+
+    def test_pngs(self):
+        out = tempfile.mkdtemp(prefix='epa-plots-')
+        self.addCleanup(shutil.rmtree, out)
+        document = measure()
+        document['cases'] = document['cases'][:1]
+        paths = report.render_plots(document, out)
+        self.assertEqual(['latency-64-1flows.png', 'throughput.png'],
+                         sorted(os.path.basename(p) for p in paths))
+        for path in paths:
+            with open(path, 'rb') as stream:
+                self.assertEqual(PNG_MAGIC, stream.read(8))
+            self.assertGreater(os.path.getsize(path), 10000)

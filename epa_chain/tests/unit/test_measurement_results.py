@@ -1,0 +1,181 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
+"""Results documents validate against the shipped schema; soaks save."""
+
+import copy
+import json
+import os
+import tempfile
+
+import jsonschema
+import testtools
+
+from epa_chain.generators import model
+from epa_chain.measurement import campaign
+from epa_chain.measurement import results
+
+
+def measure(method='mlrsearch', **overrides):
+    options = dict(frame_sizes=['64', 'imix'], flow_counts=[1, 1000],
+                   directions=('forward', 'reverse'), method=method,
+                   trial_duration_s=10.0, latency_duration_s=10.0,
+                   linear_steps=20, repetitions=2, chain_length=2)
+    options.update(overrides)
+    sut = model.ModelGenerator(ndr_fps=3e6, jitter=0.005,
+                               spurious_rate=0.001, reorder=0.001,
+                               duplicate=0.001)
+    return campaign.run(sut, campaign.Campaign(**options))
+
+
+class TestSchema(testtools.TestCase):
+
+    def test_schema_is_valid_json_schema(self):
+        schema = results.load_schema()
+        jsonschema.Draft202012Validator.check_schema(schema)
+        self.assertEqual(results.SCHEMA_ID,
+                         schema['properties']['schema']['const'])
+
+    def test_every_method_validates(self):
+        for method in ('rfc2544', 'mlrsearch', 'best-of-n', 'worst-of-n',
+                       'linear'):
+            document = measure(method)
+            results.validate(document, method)
+            # And it survives a round trip through a file.
+            path = os.path.join(self.useFixture_tmp(), 'r.json')
+            campaign.write_json(document, path)
+            self.assertEqual(json.loads(json.dumps(document)),
+                             results.load(path))
+
+    def useFixture_tmp(self):
+        directory = tempfile.mkdtemp(prefix='epa-results-')
+        self.addCleanup(_remove_tree, directory)
+        return directory
+
+    def test_self_describing(self):
+        document = measure('rfc2544')
+        self.assertEqual('rfc2544', document['method'])
+        self.assertEqual('model', document['generator']['name'])
+        self.assertEqual({'NDR': 0.0, 'PDR': 0.005},
+                         document['parameters']['loss_goals'])
+        case = document['cases'][0]
+        self.assertEqual(case['totals']['trials'], len(case['trials']))
+        self.assertEqual(sum(t['duration_s'] for t in case['trials']),
+                         case['totals']['trial_seconds'])
+        self.assertEqual(sum(c['totals']['trials']
+                             for c in document['cases']),
+                         document['totals']['trials'])
+
+    def test_invalid_documents_name_the_field(self):
+        document = measure('rfc2544', frame_sizes=['64'], flow_counts=[1])
+        broken = copy.deepcopy(document)
+        broken['cases'][0]['search']['goals'][1]['status'] = 'guessed'
+        error = self.assertRaises(results.ResultsError, results.validate,
+                                  broken, 'r.json')
+        self.assertIn('r.json', str(error))
+        self.assertIn('cases[0].search.goals[1].status', str(error))
+        broken = copy.deepcopy(document)
+        broken['cases'][0]['trials'][0]['tx_frames'] = -1
+        error = self.assertRaises(results.ResultsError, results.validate,
+                                  broken)
+        self.assertIn('cases[0].trials[0].tx_frames', str(error))
+        broken = copy.deepcopy(document)
+        broken['schema'] = 'epa-chain/results/0'
+        error = self.assertRaises(results.ResultsError, results.validate,
+                                  broken, 'old.json')
+        self.assertIn('epa-chain/results/1', str(error))
+
+    def test_load_refuses_non_json(self):
+        directory = self.useFixture_tmp()
+        path = os.path.join(directory, 'notes.txt')
+        with open(path, 'w') as stream:
+            stream.write('NDR was fine\n')
+        error = self.assertRaises(results.ResultsError, results.load, path)
+        self.assertIn(path, str(error))
+        self.assertIn('not JSON', str(error))
+
+
+class TestSoak(testtools.TestCase):
+
+    def test_partial_results_are_written_as_it_goes(self):
+        directory = tempfile.mkdtemp(prefix='epa-soak-')
+        self.addCleanup(_remove_tree, directory)
+        seen = []
+
+        class Watching(model.ModelGenerator):
+            # Before each soak interval, read what is on disk right now.
+            def run_trial(self, spec):
+                names = [n for n in os.listdir(directory)
+                         if n.endswith('.json') and not n.startswith('.')]
+                if spec.measure_latency and names:
+                    with open(os.path.join(directory, names[0])) as stream:
+                        on_disk = json.load(stream)
+                    soak = on_disk['cases'][0]['soak']
+                    seen.append((on_disk['complete'],
+                                 len(soak['intervals']) if soak else 0))
+                return super().run_trial(spec)
+
+        sut = Watching(ndr_fps=2e6)
+        plan = campaign.Campaign(frame_sizes=['64'], method='rfc2544',
+                                 latency_duration_s=5, soak_duration_s=250,
+                                 soak_interval_s=60, results_dir=directory)
+        document = campaign.run(sut, plan)
+        soak = document['cases'][0]['soak']
+        self.assertTrue(soak['complete'])
+        self.assertEqual([60, 60, 60, 60, 10],
+                         [i['duration_s'] for i in soak['intervals']])
+        # Latency trial, then 5 intervals: the file grew one at a time.
+        self.assertEqual([(False, 0), (False, 0), (False, 1), (False, 2),
+                          (False, 3), (False, 4)], seen)
+        names = os.listdir(directory)
+        self.assertEqual(1, len(names))
+        final = results.load(os.path.join(directory, names[0]))
+        self.assertTrue(final['complete'])
+        forward = soak['directions']['forward']
+        self.assertEqual(5 * sut.latency_samples, forward['count'])
+
+    def test_soak_needs_a_results_dir(self):
+        error = self.assertRaises(ValueError, campaign.Campaign,
+                                  soak_duration_s=3600)
+        self.assertIn('results_dir', str(error))
+
+
+class TestCampaignValidation(testtools.TestCase):
+
+    def test_fields_are_named_with_a_fix(self):
+        cases = [
+            ({'method': 'fastest'}, 'method', 'mlrsearch'),
+            ({'frame_sizes': ['63']}, 'frame_sizes', '64..9018'),
+            ({'flow_counts': [0]}, 'flow_counts', '>= 1'),
+            ({'directions': ('north',)}, 'directions', 'forward'),
+            ({'loss_goals': {'NDR': 1.5}}, 'loss_goals', '[0, 1)'),
+            ({'resolution': 0}, 'resolution', '0.005'),
+            ({'trial_duration_s': -1}, 'trial_duration_s', 'positive'),
+            ({'max_load_fps': 10, 'min_load_fps': 20}, 'min_load_fps',
+             'below'),
+            ({'latency_load_fraction': 1.5}, 'latency_load_fraction', '(0'),
+        ]
+        for fields, name, fix in cases:
+            error = self.assertRaises(ValueError, campaign.Campaign, **fields)
+            self.assertIn('Campaign.%s' % name, str(error))
+            self.assertIn(fix, str(error))
+
+    def test_frame_sizes_accept_text(self):
+        plan = campaign.Campaign(frame_sizes=['64', 'imix', 1518])
+        self.assertEqual(['64', 'IMIX(64:7,570:4,1518:1)', '1518'],
+                         [f.label for f in plan.frame_sizes])
+
+
+def _remove_tree(directory):
+    for name in os.listdir(directory):
+        os.unlink(os.path.join(directory, name))
+    os.rmdir(directory)
