@@ -1,0 +1,397 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
+"""The devstack plugin's shell library without a host: parsing, CPU sets,
+checks and their error messages, NIC resolution on a fake sysfs, the ini
+files written for Tempest, and shellcheck over every shell file.
+
+The functional test (epa_chain/tests/functional) runs the same functions
+against a real Open vSwitch.
+"""
+
+import os
+import shutil
+import subprocess
+import tempfile
+
+import testtools
+import yaml
+
+_REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), '..', '..',
+                                     '..'))
+_STANDINS = os.path.join(_REPO, 'epa_chain', 'tests', 'fixtures', 'devstack',
+                         'devstack_standins.sh')
+_SAMPLE = os.path.join(_REPO, 'devstack', 'local.conf.sample')
+
+# Seed 000 section 8.2.1.
+_SEED_BRIDGE_MAPPINGS = 'physnet1:br-eth0,physnet2:br-eth1'
+_SEED_VLAN_RANGES = 'physnet1:1000:1010,physnet2:2000:2010'
+
+
+class ShellLibraryTest(testtools.TestCase):
+    """lib/epa_chain functions, sourced with devstack's stand-ins."""
+
+    def setUp(self):
+        super().setUp()
+        if not shutil.which('bash'):
+            self.skipTest('bash is not installed')
+        self.tmp = tempfile.mkdtemp(prefix='epa-ds-unit-')
+        self.addCleanup(shutil.rmtree, self.tmp)
+        self.sysfs = os.path.join(self.tmp, 'sys')
+        self.fake_host(cpus='0-7', nodes=1)
+
+    def fake_host(self, cpus, nodes):
+        """A sysfs with CPUS online and NODES NUMA nodes."""
+        shutil.rmtree(self.sysfs, ignore_errors=True)
+        cpu_dir = os.path.join(self.sysfs, 'devices', 'system', 'cpu')
+        os.makedirs(cpu_dir)
+        with open(os.path.join(cpu_dir, 'online'), 'w') as f:
+            f.write(cpus + '\n')
+        for node in range(nodes):
+            os.makedirs(os.path.join(self.sysfs, 'devices', 'system',
+                                     'node', 'node%d' % node))
+
+    def fake_nic(self, name, pci):
+        """NIC NAME on PCI function PCI (pci None: a virtual NIC)."""
+        net = os.path.join(self.sysfs, 'class', 'net', name)
+        os.makedirs(net)
+        if pci:
+            device = os.path.join(self.sysfs, 'devices', 'pci0000:00', pci)
+            os.makedirs(device)
+            os.symlink(os.path.relpath(device, net),
+                       os.path.join(net, 'device'))
+
+    def bash(self, script, **knobs):
+        """Run SCRIPT after devstack/settings and lib/epa_chain."""
+        env = {
+            'PATH': os.environ.get('PATH', '/usr/bin:/bin'),
+            'EPA_CHAIN_SYSFS': self.sysfs,
+            'ENABLED_SERVICES': 'n-api,n-cpu,n-sch,g-api,q-svc,q-agt,tempest',
+            'Q_AGENT': 'openvswitch',
+            'OVS_DATAPATH_TYPE': 'netdev',
+            'OVS_BRIDGE_MAPPINGS': _SEED_BRIDGE_MAPPINGS,
+            'ML2_VLAN_RANGES': _SEED_VLAN_RANGES,
+            'OVS_HUGEPAGE_MOUNT_PAGESIZE': '2M',
+        }
+        env.update(knobs)
+        prelude = ('set -e; source %s; source %s/devstack/settings; '
+                   'source %s/devstack/lib/epa_chain; '
+                   % (_STANDINS, _REPO, _REPO))
+        return subprocess.run(['bash', '-c', prelude + script], env=env,
+                              capture_output=True, text=True, timeout=30)
+
+    def output(self, script, **knobs):
+        result = self.bash(script, **knobs)
+        self.assertEqual(0, result.returncode, result.stderr)
+        return result.stdout.strip()
+
+    def error(self, script, **knobs):
+        result = self.bash(script, **knobs)
+        self.assertEqual(1, result.returncode, result.stdout)
+        return result.stderr
+
+    # ---- CPU arithmetic -----------------------------------------------------
+
+    def test_masks(self):
+        self.assertEqual('1 2 4', self.output('epa_chain_mask_to_cpus 0x16'))
+        self.assertEqual('0 64', self.output(
+            'epa_chain_mask_to_cpus 0x10000000000000001'))
+        self.assertEqual('bad', self.output(
+            'epa_chain_mask_to_cpus 0xg || echo bad'))
+
+    def test_cpu_lists(self):
+        self.assertEqual('0 1 2 3 6', self.output(
+            'epa_chain_expand_cpu_list 3,0-3,6'))
+        self.assertEqual('bad', self.output(
+            'epa_chain_expand_cpu_list 4-2 || echo bad'))
+        self.assertEqual('0-3,6,8-9', self.output(
+            'epa_chain_compress_cpu_list "9 8 6 3 2 1 0"'))
+
+    def test_nova_sets_follow_seed_masks(self):
+        # Seed 000: lcores on CPU 1 (0x2), PMD on CPU 2 (0x4).
+        self.assertEqual('0,3-7;1', self.output(
+            'epa_chain_nova_cpu_sets "$(epa_chain_online_cpus)"',
+            OVS_CORE_MASK='0x2', OVS_PMD_CORE_MASK='0x4'))
+        self.assertEqual('4-7;', self.output(
+            'epa_chain_nova_cpu_sets "$(epa_chain_online_cpus)"',
+            NOVA_CPU_DEDICATED_SET='4-7', NOVA_CPU_SHARED_SET='none'))
+
+    def test_no_cpu_left_for_pinned_guests(self):
+        self.fake_host(cpus='0-1', nodes=1)
+        stderr = self.error('epa_chain_check_config', OVS_CORE_MASK='0x1',
+                            OVS_PMD_CORE_MASK='0x2')
+        self.assertIn('No CPU is left for pinned guests', stderr)
+        self.assertIn('NOVA_CPU_DEDICATED_SET', stderr)
+
+    def test_overlapping_nova_sets(self):
+        stderr = self.error('epa_chain_check_config',
+                            NOVA_CPU_DEDICATED_SET='2-5',
+                            NOVA_CPU_SHARED_SET='5-6')
+        self.assertIn('overlap', stderr)
+
+    # ---- huge pages and socket memory ---------------------------------------
+
+    def test_socket_mem_auto_covers_every_node(self):
+        self.fake_host(cpus='0-7', nodes=2)
+        self.assertEqual('1024,1024', self.output('epa_chain_socket_mem'))
+        self.assertEqual(
+            'node:0,size:2048,count:512 node:1,size:2048,count:512',
+            self.output('epa_chain_reserved_huge_pages '
+                        '"$(epa_chain_socket_mem)" 2048'))
+        self.assertEqual('node:1,size:1048576,count:2', self.output(
+            'epa_chain_reserved_huge_pages 0,2048 1048576'))
+
+    # ---- configuration checks -----------------------------------------------
+
+    def test_sample_is_seed_000_and_passes_the_checks(self):
+        localrc = os.path.join(self.tmp, 'localrc')
+        with open(_SAMPLE) as sample, open(localrc, 'w') as out:
+            inside = False
+            for line in sample:
+                if line.startswith('[['):
+                    inside = line.strip() == '[[local|localrc]]'
+                elif inside:
+                    out.write(line)
+        script = ('source %s; epa_chain_check_config; '
+                  'echo "$OVS_BRIDGE_MAPPINGS|$ML2_VLAN_RANGES|'
+                  '${EPA_CHAIN_BRIDGES[*]}|${#EPA_CHAIN_DPDK_PORTS[@]}"'
+                  % localrc)
+        stdout = self.output(script, ENABLED_SERVICES='n-cpu,q-svc,q-agt')
+        mappings, ranges, bridges, ports = stdout.splitlines()[-1].split('|')
+        self.assertEqual(_SEED_BRIDGE_MAPPINGS, mappings)
+        self.assertEqual(_SEED_VLAN_RANGES, ranges)
+        self.assertEqual('br-eth0 br-eth1', bridges)
+        self.assertEqual('0', ports)
+
+    def test_ovn_agent_refused(self):
+        self.assertIn('Q_AGENT=openvswitch', self.error(
+            'epa_chain_check_config', Q_AGENT='ovn'))
+
+    def test_kernel_datapath_refused_with_dpdk(self):
+        self.assertIn('OVS_DATAPATH_TYPE=netdev', self.error(
+            'epa_chain_check_config', OVS_DATAPATH_TYPE='system'))
+
+    def test_bad_knobs_are_named(self):
+        cases = {
+            'OVS_PMD_CORE_MASK': ({'OVS_PMD_CORE_MASK': 'four'},
+                                  'not a hex CPU mask'),
+            'OVS_DPDK_MODE': ({'OVS_DPDK_MODE': 'dpdk'}, 'controller_ovs'),
+            'OVS_SOCKET_MEM': ({'OVS_SOCKET_MEM': '1G'}, 'MB per NUMA'),
+            'OVS_HUGEPAGE_MOUNT_PAGESIZE': (
+                {'OVS_HUGEPAGE_MOUNT_PAGESIZE': '4K'}, '2M, 1G'),
+            'OVS_BRIDGE_MAPPINGS': ({'OVS_BRIDGE_MAPPINGS': 'br-eth0'},
+                                    'physnet:bridge'),
+        }
+        for knob, (knobs, fix) in cases.items():
+            stderr = self.error('epa_chain_check_config', **knobs)
+            self.assertIn(knob, stderr)
+            self.assertIn(fix, stderr)
+
+    def test_bridge_mapping_errors(self):
+        for mappings, reason in (
+                ('physnet1:br-eth0,physnet1:br-eth1', 'twice'),
+                ('physnet1:br-eth0,physnet2:br-eth0', 'twice'),
+                ('physnet1:br-int', "Neutron's own bridge"),
+                ('physnet1:br-a-very-long-name', '15 characters')):
+            stderr = self.error('epa_chain_parse_bridge_mappings',
+                                OVS_BRIDGE_MAPPINGS=mappings)
+            self.assertIn(reason, stderr, mappings)
+
+    def test_vlan_ranges_must_cover_every_physnet(self):
+        stderr = self.error(
+            'epa_chain_parse_bridge_mappings; epa_chain_parse_vlan_ranges; '
+            'epa_chain_check_vlan_coverage',
+            ML2_VLAN_RANGES='physnet1:1000:1010')
+        self.assertIn("lacks physnet 'physnet2'", stderr)
+        stderr = self.error('epa_chain_parse_vlan_ranges',
+                            ML2_VLAN_RANGES='physnet1:1010:1000')
+        self.assertIn('min <= max', stderr)
+
+    # ---- DPDK ports ---------------------------------------------------------
+
+    def resolve(self, mappings):
+        return self.output(
+            'epa_chain_parse_bridge_mappings; '
+            'epa_chain_resolve_port_mappings; '
+            'printf "%s\\n" "${EPA_CHAIN_DPDK_PORTS[@]}"',
+            OVS_DPDK_PORT_MAPPINGS=mappings).splitlines()
+
+    def test_ports_by_pci_address_and_by_nic(self):
+        self.fake_nic('ens5f1', '0000:05:00.1')
+        self.assertEqual(['br-eth0 dpdk0 0000:05:00.0',
+                          'br-eth1 dpdk1 0000:05:00.1'],
+                         self.resolve('0000:05:00.0:br-eth0,ens5f1:br-eth1'))
+
+    def test_port_mapping_errors(self):
+        self.fake_nic('veth0', None)
+        for mappings, reason in (
+                ('0000:05:00.0:br-eth9', 'not in OVS_BRIDGE_MAPPINGS'),
+                ('05:00.0:br-eth0', 'not a PCI address'),
+                ('veth0:br-eth0', 'has no PCI device'),
+                ('eth7:br-eth0', 'has no PCI device'),
+                ('0000:05:00.0:br-eth0,0000:05:00.0:br-eth1',
+                 'already mapped'),
+                ('0000:05:00.0:br-eth0,0000:05:00.1:br-eth0',
+                 'already has a DPDK port'),
+                ('br-eth0', '<pci-address-or-nic>:<bridge>')):
+            stderr = self.error(
+                'epa_chain_parse_bridge_mappings; '
+                'epa_chain_resolve_port_mappings',
+                OVS_DPDK_PORT_MAPPINGS=mappings)
+            self.assertIn('OVS_DPDK_PORT_MAPPINGS', stderr, mappings)
+            self.assertIn(reason, stderr, mappings)
+
+    # ---- Tempest ------------------------------------------------------------
+
+    def tempest_conf(self, **knobs):
+        conf = os.path.join(self.tmp, 'tempest.conf')
+        self.output('TEMPEST_CONFIG=%s; epa_chain_configure_tempest' % conf,
+                    **knobs)
+        options = {}
+        section = None
+        with open(conf) as f:
+            for line in f:
+                line = line.strip()
+                if line.startswith('['):
+                    section = line.strip('[]')
+                elif '=' in line:
+                    key, value = (s.strip() for s in line.split('=', 1))
+                    options[section, key] = value
+        os.unlink(conf)
+        return options
+
+    def test_tempest_segments(self):
+        self.assertEqual(
+            'physnet1:1001,physnet1:1002,physnet2:2001,physnet2:2002',
+            self.tempest_conf()['epa_chain', 'segments'])
+        self.assertEqual(
+            'physnet1:101,physnet1:102,physnet1:103,physnet1:104',
+            self.tempest_conf(ML2_VLAN_RANGES='physnet1:100:199')[
+                'epa_chain', 'segments'])
+        self.assertEqual('', self.tempest_conf(ML2_VLAN_RANGES='physnet1')[
+            'epa_chain', 'segments'])
+        self.assertIn('too small', self.error(
+            'TEMPEST_CONFIG=%s/t.conf; epa_chain_configure_tempest'
+            % self.tmp, ML2_VLAN_RANGES='physnet1:100:102'))
+
+    def test_tempest_service_available_follows_images(self):
+        self.assertEqual('False', self.tempest_conf()[
+            'service_available', 'epa_chain'])
+        options = self.tempest_conf(
+            EPA_CHAIN_VNF_IMAGE_URL='file:///images/vnf.qcow2',
+            EPA_CHAIN_CREATE_FLAVORS='True',
+            EPA_CHAIN_TEMPEST_SEARCH_METHOD='rfc2544',
+            EPA_CHAIN_TEMPEST_SEGMENTS='physnet3:7,physnet3:8')
+        self.assertEqual('True', options['service_available', 'epa_chain'])
+        self.assertEqual('epa-chain-vnf', options['epa_chain', 'vnf_flavor'])
+        self.assertEqual('epa-chain-generator',
+                         options['epa_chain', 'generator_flavor'])
+        self.assertEqual('rfc2544', options['epa_chain', 'search_method'])
+        self.assertEqual('physnet3:7,physnet3:8',
+                         options['epa_chain', 'segments'])
+        self.assertNotIn(('epa_chain', 'trial_duration'), options)
+
+    # ---- images -------------------------------------------------------------
+
+    def test_images_built_once_and_uploaded_under_both_names(self):
+        # Fakes of the external commands: the vnf_images/ build (writes
+        # NAME.qcow2 into -o DIR) and the openstack client (records calls).
+        bin_dir = os.path.join(self.tmp, 'bin')
+        os.makedirs(bin_dir)
+        calls = os.path.join(self.tmp, 'calls')
+        scripts = {
+            'build-vnf': 'while getopts o:n: f; do case $f in o) d=$OPTARG;;'
+                         ' n) n=$OPTARG;; esac; done; '
+                         'echo "build $*" >> %s; echo image > "$d/$n.qcow2"'
+                         % calls,
+            'openstack': 'echo "openstack $*" >> %s' % calls,
+            'disk-image-create': 'exit 1',
+        }
+        for name, body in scripts.items():
+            path = os.path.join(bin_dir, name)
+            with open(path, 'w') as f:
+                f.write('#!/bin/bash\n%s\n' % body)
+            os.chmod(path, 0o755)
+        images = os.path.join(self.tmp, 'images')
+        self.output(
+            'install_package() { echo "install_package $*" >> %s; }; '
+            'epa_chain_upload_images' % calls,
+            PATH=bin_dir + os.pathsep + os.environ['PATH'],
+            EPA_CHAIN_BUILD_IMAGES='True', EPA_CHAIN_IMAGE_DIR=images,
+            EPA_CHAIN_VNF_IMAGE_BUILD_CMD=os.path.join(bin_dir, 'build-vnf'),
+            EPA_CHAIN_GENERATOR_IMAGE_BUILD_CMD='',
+            EPA_CHAIN_IMAGE_PROPERTIES='img_config_drive=mandatory')
+        with open(calls) as f:
+            lines = f.read().splitlines()
+        image = os.path.join(images, 'epa-chain-vnf.qcow2')
+        upload = ('openstack --os-cloud devstack-admin image create --public '
+                  '--disk-format qcow2 --container-format bare --file %s '
+                  '--property img_config_drive=mandatory ' % image)
+        self.assertEqual([
+            'install_package qemu-utils debootstrap kpartx squashfs-tools',
+            'build -o %s -n epa-chain-vnf' % images,
+            upload + 'epa-chain-vnf',
+            upload + 'epa-chain-generator',
+        ], lines)
+
+    def test_missing_build_command_is_named(self):
+        stderr = self.error(
+            'install_package() { :; }; pip_install() { :; }; '
+            'epa_chain_upload_images',
+            EPA_CHAIN_BUILD_IMAGES='True',
+            EPA_CHAIN_IMAGE_DIR=os.path.join(self.tmp, 'images'),
+            EPA_CHAIN_VNF_IMAGE_BUILD_CMD='/nonexistent/build-vnf-prox')
+        self.assertIn('EPA_CHAIN_VNF_IMAGE_BUILD_CMD', stderr)
+
+    # ---- devstack contract --------------------------------------------------
+
+    def test_override_defaults_pick_the_userspace_datapath(self):
+        override = os.path.join(_REPO, 'devstack', 'override-defaults')
+        for knobs, expected in (({}, 'netdev'),
+                                ({'OVS_DATAPATH_TYPE': 'system'}, 'system'),
+                                ({'OVS_DPDK_MODE': 'controller_ovs'}, '')):
+            result = subprocess.run(
+                ['bash', '-c', 'source %s; echo "$OVS_DATAPATH_TYPE"'
+                 % override], env=dict(knobs, PATH=os.environ['PATH']),
+                capture_output=True, text=True, check=True)
+            self.assertEqual(expected, result.stdout.strip(), knobs)
+
+    def test_zuul_job_runs_the_chain_scenarios(self):
+        with open(os.path.join(_REPO, '.zuul.yaml')) as f:
+            config = yaml.safe_load(f)
+        jobs = {item['job']['name']: item['job'] for item in config
+                if 'job' in item}
+        job = jobs['epa-chain-devstack-tempest']
+        self.assertEqual('devstack-tempest', job['parent'])
+        variables = job['vars']
+        self.assertIn('epa-chain', variables['devstack_plugins'])
+        self.assertIn('epa-chain', variables['tempest_plugins'])
+        self.assertRegex('epa_chain.tempest_plugin.scenarios.test_chain',
+                         variables['tempest_test_regex'])
+        localrc = variables['devstack_localrc']
+        self.assertEqual('openvswitch', localrc['Q_AGENT'])
+        self.assertIn('physnet1', localrc['ML2_VLAN_RANGES'])
+
+    def test_shellcheck(self):
+        if not shutil.which('shellcheck'):
+            self.skipTest('shellcheck is not installed')
+        files = [os.path.join('devstack', name) for name in (
+            'plugin.sh', 'settings', 'override-defaults',
+            os.path.join('lib', 'epa_chain'))]
+        fixtures = os.path.join('epa_chain', 'tests', 'fixtures', 'devstack')
+        files += [os.path.join(fixtures, name)
+                  for name in sorted(os.listdir(os.path.join(_REPO,
+                                                             fixtures)))
+                  if name.endswith('.sh')]
+        result = subprocess.run(['shellcheck', '-x'] + files, cwd=_REPO,
+                                capture_output=True, text=True)
+        self.assertEqual(0, result.returncode, result.stdout)
