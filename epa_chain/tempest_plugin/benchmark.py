@@ -1,0 +1,184 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
+"""One benchmark scenario from start to end, free of Tempest.
+
+create the stack -> wait for CREATE_COMPLETE -> wait until every node
+reports ready -> check every direction forwards -> for each frame size x
+flow count, run the configured campaign (search, then the latency test at
+a fraction of the NDR) through the in-stack PROX generator -> write the
+results (a case that ended in a generator error fails the scenario once
+everything is written). Deleting the stack is registered with
+`add_cleanup` as soon as Heat has accepted it, so it happens even when a
+later step fails.
+"""
+
+import functools
+import logging
+import time
+
+from epa_chain import generators
+from epa_chain.measurement import campaign
+from epa_chain.tempest_plugin import hop_check
+from epa_chain.tempest_plugin import options as opts
+from epa_chain.tempest_plugin import readiness
+from epa_chain.tempest_plugin import results
+from epa_chain.tempest_plugin import stack as stack_mod
+
+LOG = logging.getLogger(__name__)
+
+
+class BenchmarkError(RuntimeError):
+    """The stack is up but cannot be measured (e.g. no generator)."""
+
+
+def prox_generator(endpoint):
+    """The PROX generator behind the stack's generator_control_endpoint."""
+    return generators.create('prox', host=endpoint['host'],
+                             port=int(endpoint['port']))
+
+
+# Campaign fields that come from an option, to name the option when the
+# campaign refuses a value oslo.config let through.
+CAMPAIGN_OPTIONS = {
+    'frame_sizes': 'frame_sizes', 'flow_counts': 'flow_counts',
+    'method': 'search_method', 'trial_duration_s': 'trial_duration',
+    'loss_goals': 'ndr_loss_ratio and pdr_loss_ratio',
+    'resolution': 'search_resolution', 'repetitions': 'repetitions',
+    'latency_load_fraction': 'latency_load_fraction',
+    'latency_duration_s': 'latency_duration',
+    'soak_duration_s': 'latency_soak_duration',
+}
+
+
+# Stands for the partial-results directory while plans are only checked
+# (a soak needs one); nothing is written there.
+PLAN_CHECK_DIR = '(checked before the run)'
+
+
+def build_campaign(options, frame_size, flows, direction, chain_length,
+                   partial_dir):
+    """The measurement plan of one frame size and flow count."""
+    try:
+        return campaign.Campaign(
+            frame_sizes=[frame_size],
+            flow_counts=[flows],
+            directions=opts.CAMPAIGN_DIRECTIONS[direction],
+            method=options.search_method,
+            trial_duration_s=options.trial_duration,
+            loss_goals={'NDR': options.ndr_loss_ratio,
+                        'PDR': options.pdr_loss_ratio},
+            resolution=options.search_resolution,
+            repetitions=options.repetitions,
+            latency_load_fraction=options.latency_load_fraction,
+            latency_duration_s=options.latency_duration,
+            soak_duration_s=options.latency_soak_duration,
+            results_dir=partial_dir,
+            chain_length=chain_length,
+        )
+    except ValueError as exc:
+        field = str(exc).split('=')[0].replace('Campaign.', '')
+        raise opts.OptionError(CAMPAIGN_OPTIONS.get(field, field), str(exc))
+
+
+class ChainBenchmark:
+    """Runs the flow against a cloud reached through small adapters.
+
+    stacks: a stack.StackService; compute: server_name(id),
+    server_status(id) and console_output(id) (clients.TempestCompute);
+    generator_factory(endpoint) -> an epa_chain Generator.
+    """
+
+    def __init__(self, options, stacks, compute, add_cleanup,
+                 generator_factory=prox_generator, ready_interval=10.0,
+                 clock=time.monotonic, sleep=time.sleep):
+        self.options = options
+        self.stacks = stacks
+        self.compute = compute
+        self.add_cleanup = add_cleanup
+        self.generator_factory = generator_factory
+        self.ready_interval = ready_interval
+        self.clock = clock
+        self.sleep = sleep
+
+    def deploy(self, stack_name, chain_length, direction):
+        """Create the stack and wait for it; return its outputs."""
+        args = stack_mod.build_create_args(stack_name, self.options,
+                                           chain_length, direction)
+        stack_id = self.stacks.create(args)
+        self.add_cleanup(functools.partial(
+            self.stacks.delete, stack_id, self.options.stack_create_timeout))
+        self.stacks.wait_for_create(stack_id,
+                                    self.options.stack_create_timeout)
+        outputs = self.stacks.outputs(stack_id)
+        server_names = {server_id: self.compute.server_name(server_id)
+                        for server_id in self.stacks.server_ids(stack_id)}
+        nodes = readiness.expected_nodes(stack_name, chain_length,
+                                         self.options.vnf_engine,
+                                         server_names)
+        readiness.wait_until_ready(nodes, self.compute,
+                                   self.options.vnf_ready_timeout,
+                                   interval=self.ready_interval,
+                                   clock=self.clock, sleep=self.sleep)
+        return outputs
+
+    def measure(self, outputs, chain_length, direction):
+        """Hop check, then every campaign; return the files written."""
+        endpoint = outputs.get('generator_control_endpoint')
+        if not endpoint or not endpoint.get('host'):
+            raise BenchmarkError(
+                'the stack has no generator_control_endpoint (%r): the '
+                'scenarios need the in-stack generator' % (endpoint,))
+        run_dir = results.run_directory(self.options.results_dir,
+                                        chain_length, direction)
+        written, failed = [], []
+        with self.generator_factory(endpoint) as generator:
+            hop_check.check(generator,
+                            opts.CAMPAIGN_DIRECTIONS[direction], outputs)
+            for frame_size in self.options.frame_sizes:
+                for flows in self.options.flow_counts:
+                    stem = results.file_stem(frame_size, flows)
+                    LOG.info('Measuring %s', stem)
+                    plan = build_campaign(
+                        self.options, frame_size, flows, direction,
+                        chain_length,
+                        results.partial_directory(run_dir, stem))
+                    document = campaign.run(generator, plan,
+                                            progress=LOG.info)
+                    written.extend(results.write(run_dir, stem, document))
+                    failed.extend(campaign.errors(document))
+        LOG.info('Results in %s', run_dir)
+        if failed:
+            # Measured cases are written; a case that ended in a generator
+            # error (VNF stopped forwarding, rate not reached) has no figure.
+            raise BenchmarkError('%d case(s) failed, results in %s: %s' % (
+                len(failed), run_dir, '; '.join(
+                    '%s: %s%s' % (label, cause, ' (%s)' % detail
+                                  if detail else '')
+                    for label, cause, detail in failed)))
+        return written
+
+    def check_plans(self, chain_length, direction):
+        """Build every campaign once before deploying anything.
+
+        A value the measurement engine refuses then fails in a second,
+        not after the stack, the readiness wait and the first searches.
+        """
+        for frame_size in self.options.frame_sizes:
+            for flows in self.options.flow_counts:
+                build_campaign(self.options, frame_size, flows, direction,
+                               chain_length, PLAN_CHECK_DIR)
+
+    def run(self, stack_name, chain_length, direction):
+        self.check_plans(chain_length, direction)
+        outputs = self.deploy(stack_name, chain_length, direction)
+        return self.measure(outputs, chain_length, direction)

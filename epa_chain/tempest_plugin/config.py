@@ -1,0 +1,215 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
+"""Tempest options of the epa-chain scenarios.
+
+`[service_available] epa_chain` says the cloud can run them at all
+(OVS-DPDK provider networks, the epa-chain images); `[epa_chain]` holds
+every knob of the deployment and the measurement. The devstack plugin
+writes them with iniset at test-config.
+"""
+
+from oslo_config import cfg
+from oslo_config import types
+
+SEARCH_METHODS = ('rfc2544', 'mlrsearch', 'best-of-n', 'worst-of-n',
+                  'linear')
+DIRECTIONS = ('unidirectional', 'bidirectional')
+DEFAULT_FRAME_SIZES = ['64', '128', '256', '512', '1024', '1280', '1518']
+
+service_available_group = cfg.OptGroup(
+    name='service_available', title='Available OpenStack Services')
+
+ServiceAvailableGroup = [
+    cfg.BoolOpt('epa_chain',
+                default=False,
+                help='Whether the cloud can run the epa-chain benchmarks: '
+                     'OVS-DPDK compute hosts, the provider VLAN networks '
+                     'of [epa_chain] segments, and the epa-chain VNF and '
+                     'generator images in Glance. Off by default: the '
+                     'scenarios deploy pinned, huge-page VMs and send '
+                     'line-rate traffic.'),
+]
+
+epa_chain_group = cfg.OptGroup(
+    name='epa_chain',
+    title='epa-chain data-plane benchmark options',
+    help='Deployment (templates/chain.yaml parameters) and measurement '
+         '(search, frame sizes, flows, latency) of the epa-chain '
+         'benchmark scenarios.')
+
+EpaChainGroup = [
+    # ---- Deployment ------------------------------------------------------
+    cfg.StrOpt('template_dir',
+               default='',
+               help='Directory holding chain.yaml, lib/ and presets/. '
+                    'Empty: the templates installed with the epa-chain '
+                    'package (share/epa-chain/templates), or the source '
+                    'tree\'s templates/ when run from a checkout.'),
+    cfg.StrOpt('vnf_image',
+               default='epa-chain-vnf',
+               help='Glance image (name or ID) of the VNFs, built by '
+                    'vnf_images/ for the VNF role.'),
+    cfg.StrOpt('generator_image',
+               default='epa-chain-generator',
+               help='Glance image (name or ID) of the in-stack PROX '
+                    'traffic generator.'),
+    cfg.StrOpt('vnf_engine',
+               default='prox',
+               choices=[('prox', 'PROX l2fwd tasks'),
+                        ('testpmd', 'DPDK testpmd in mac forwarding mode')],
+               help='Forwarding engine the VNFs run.'),
+    cfg.StrOpt('vnf_flavor',
+               default='',
+               help='Existing flavor for the VNFs. Empty: the stack '
+                    'creates an EPA flavor from cpu_policy, '
+                    'cpu_thread_policy, mem_page_size and numa_nodes '
+                    '(creating flavors is admin-only).'),
+    cfg.StrOpt('generator_flavor',
+               default='',
+               help='Existing flavor for the generator. Empty: the stack '
+                    'creates one with the same EPA extra specs.'),
+    cfg.StrOpt('cpu_policy',
+               default='dedicated',
+               choices=['dedicated', 'shared'],
+               help='hw:cpu_policy of the flavors the stack creates.'),
+    cfg.StrOpt('cpu_thread_policy',
+               default='prefer',
+               choices=['prefer', 'isolate', 'require'],
+               help='hw:cpu_thread_policy of the flavors the stack '
+                    'creates.'),
+    cfg.StrOpt('mem_page_size',
+               default='large',
+               choices=['large', '2MB', '1GB'],
+               help='hw:mem_page_size of the flavors the stack creates; '
+                    'vhost-user ports need huge pages.'),
+    cfg.IntOpt('numa_nodes',
+               default=1,
+               min=1, max=8,
+               help='hw:numa_nodes of the flavors the stack creates.'),
+    cfg.ListOpt('segments',
+                default=[],
+                help='Chain segments net0, net1, ... as physnet:vlan '
+                     '(at most 4). A chain of N VNFs uses the first N+1. '
+                     'Empty: the presets\' segments, from '
+                     'physnet1:1001,physnet1:1002,physnet2:2001,'
+                     'physnet2:2002 (seed 000 Table 8-3).'),
+    cfg.StrOpt('management_network',
+               default='private',
+               help='Existing network for SSH and the generator\'s PROX '
+                    'control socket. The host running Tempest must reach '
+                    'addresses on it.'),
+    cfg.StrOpt('key_name',
+               default='',
+               help='Nova key pair installed on every server; empty for '
+                    'none.'),
+    # ---- What to run -----------------------------------------------------
+    cfg.ListOpt('chain_lengths',
+                item_type=types.Integer(min=1, max=3),
+                default=[1, 2, 3],
+                help='Chain lengths (VNF count) to benchmark: 1 (PVP), '
+                     '2 (PVVP), 3 (the vE-CPE chain). Scenarios for other '
+                     'lengths skip.'),
+    cfg.ListOpt('directions',
+                item_type=types.String(choices=DIRECTIONS),
+                default=list(DIRECTIONS),
+                help='Traffic directions to benchmark. Scenarios for other '
+                     'directions skip.'),
+    cfg.ListOpt('frame_sizes',
+                default=DEFAULT_FRAME_SIZES,
+                help='Frame sizes in bytes including the FCS (64..9018), '
+                     '"imix" for 64:7,570:4,1518:1 (seed 002), or a mix '
+                     'as size:weight pairs separated by "/" (e.g. '
+                     '64:7/570:4/1518:1).'),
+    cfg.ListOpt('flow_counts',
+                item_type=types.Integer(min=1),
+                default=[1],
+                help='Flow counts to benchmark each frame size with '
+                     '(seed 000 uses 1, 100, 500 and 1000 and more).'),
+    # ---- How to measure --------------------------------------------------
+    cfg.FloatOpt('trial_duration',
+                 default=60.0,
+                 min=0.1,
+                 help='Seconds of traffic per search trial (RFC 2544 and '
+                      'the seeds use 60).'),
+    cfg.StrOpt('search_method',
+               default='mlrsearch',
+               choices=[
+                   ('rfc2544', 'RFC 2544 binary search, one per loss goal'),
+                   ('mlrsearch', 'MLRsearch: NDR and PDR in one search'),
+                   ('best-of-n', 'best of `repetitions` searches'),
+                   ('worst-of-n', 'worst of `repetitions` searches'),
+                   ('linear', 'linear loss sweep, 1..100 % of line rate')],
+               help='Throughput search method.'),
+    cfg.FloatOpt('search_resolution',
+                 default=0.005,
+                 min=0.0, max=1.0,
+                 help='Relative width goal of the search interval: the '
+                      'search stops when the interval around the '
+                      'throughput is narrower than this fraction.'),
+    cfg.IntOpt('repetitions',
+               default=3,
+               min=1,
+               help='N of best-of-n and worst-of-n.'),
+    cfg.FloatOpt('ndr_loss_ratio',
+                 default=0.0,
+                 min=0.0, max=1.0,
+                 help='Loss ratio the No Drop Rate allows (0: zero loss, '
+                      'as RFC 2544).'),
+    cfg.FloatOpt('pdr_loss_ratio',
+                 default=0.005,
+                 min=0.0, max=1.0,
+                 help='Loss ratio the Partial Drop Rate allows.'),
+    cfg.FloatOpt('latency_load_fraction',
+                 default=0.9,
+                 min=0.0, max=1.0,
+                 help='The latency test offers this fraction of the NDR '
+                      'throughput found.'),
+    cfg.FloatOpt('latency_duration',
+                 default=60.0,
+                 min=0.0,
+                 help='Seconds of the latency test; 0 disables it.'),
+    cfg.FloatOpt('latency_soak_duration',
+                 default=0.0,
+                 min=0.0,
+                 help='Seconds of a long latency soak after the latency '
+                      'test, writing partial results as it goes; 0 '
+                      'disables it.'),
+    cfg.StrOpt('results_dir',
+               default='/tmp/epa-chain-results',
+               help='Where each scenario writes its results: one '
+                    'directory per run with a JSON document and text '
+                    'tables per frame size and flow count.'),
+    # ---- Timeouts and ports ----------------------------------------------
+    cfg.IntOpt('stack_create_timeout',
+               default=1800,
+               min=1,
+               help='Seconds to wait for the stack to reach '
+                    'CREATE_COMPLETE (and, separately, to be deleted).'),
+    cfg.IntOpt('vnf_ready_timeout',
+               default=600,
+               min=1,
+               help='Seconds to wait, once the stack is complete, for '
+                    'every VNF and the generator to print "EPA-CHAIN '
+                    'READY" on their consoles.'),
+    cfg.PortOpt('generator_control_port',
+                default=8474,
+                help='TCP port of the generator\'s PROX control socket '
+                     '(no authentication: the stack admits only '
+                     'management clients).'),
+]
+
+
+def list_opts():
+    """Options for oslo-config-generator and the documentation."""
+    yield service_available_group.name, ServiceAvailableGroup
+    yield epa_chain_group.name, EpaChainGroup

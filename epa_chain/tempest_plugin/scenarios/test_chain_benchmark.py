@@ -1,0 +1,108 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
+"""Data-plane benchmarks of a 1-3 VNF chain on an OVS-DPDK cloud.
+
+Each scenario deploys templates/chain.yaml (the PVP, PVVP or vE-CPE preset
+for its chain length and direction, with the in-stack PROX generator),
+waits for every node to report ready, checks that every direction
+forwards at a low rate, then runs the configured throughput search and
+latency test per frame size and flow count, and writes the results to
+[epa_chain] results_dir. The stack is deleted even when a step fails.
+
+Admin credentials: the stack creates provider networks and (unless
+[epa_chain] vnf_flavor/generator_flavor name existing ones) EPA flavors.
+Serial: a benchmark must not share its hosts' cores and NICs with another
+test, and two stacks would claim the same VLAN segments.
+"""
+
+from tempest import config
+from tempest.lib.common.utils import data_utils
+from tempest.lib import decorators
+from tempest import test
+
+from epa_chain.tempest_plugin import benchmark
+from epa_chain.tempest_plugin import clients
+from epa_chain.tempest_plugin import options as opts
+from epa_chain.tempest_plugin import stack
+
+CONF = config.CONF
+
+
+@decorators.serial
+class ChainBenchmarkTest(test.BaseTestCase):
+    """One scenario per chain length x direction."""
+
+    credentials = ['admin']
+
+    @classmethod
+    def skip_checks(cls):
+        super(ChainBenchmarkTest, cls).skip_checks()
+        reason = opts.service_skip_reason(CONF)
+        if reason:
+            raise cls.skipException(reason)
+
+    @classmethod
+    def setup_clients(cls):
+        super(ChainBenchmarkTest, cls).setup_clients()
+        session = clients.keystone_session(cls.os_admin.credentials)
+        cls.heat_client = clients.heat(session)
+        cls.compute = clients.TempestCompute(cls.os_admin.servers_client)
+
+    def _benchmark(self, chain_length, direction):
+        options = opts.ChainOptions.from_conf(CONF.epa_chain)
+        reason = opts.case_skip_reason(options, chain_length, direction)
+        if reason:
+            self.skipTest(reason)
+        stack_name = data_utils.rand_name(
+            prefix='epa-chain', name='%dvnf-%s' % (chain_length, direction))
+        run = benchmark.ChainBenchmark(
+            options, stack.StackService(self.heat_client), self.compute,
+            self.addCleanup)
+        written = run.run(stack_name, chain_length, direction)
+        self.assertTrue(written, 'no results written')
+
+    @decorators.idempotent_id('46a564ae-2bb4-48ab-bb22-1ec82eff342c')
+    @decorators.attr(type='slow')
+    def test_chain_1vnf_unidirectional(self):
+        """PVP, forward only."""
+        self._benchmark(1, 'unidirectional')
+
+    @decorators.idempotent_id('d384f6e7-77c0-4b5f-903a-34d7881097a5')
+    @decorators.attr(type='slow')
+    def test_chain_1vnf_bidirectional(self):
+        """PVP, both directions (seed 000 section 8.3)."""
+        self._benchmark(1, 'bidirectional')
+
+    @decorators.idempotent_id('4c4ef6f9-7f8c-4080-8ecd-dec75c2b3477')
+    @decorators.attr(type='slow')
+    def test_chain_2vnf_unidirectional(self):
+        """PVVP, forward only."""
+        self._benchmark(2, 'unidirectional')
+
+    @decorators.idempotent_id('9ca0795c-a49f-4e34-b9b1-186a37f97142')
+    @decorators.attr(type='slow')
+    def test_chain_2vnf_bidirectional(self):
+        """PVVP, both directions."""
+        self._benchmark(2, 'bidirectional')
+
+    @decorators.idempotent_id('61fb20d4-7a09-4e0c-8cb8-4e3f88effd21')
+    @decorators.attr(type='slow')
+    def test_chain_3vnf_unidirectional(self):
+        """The vE-CPE chain (seed 000 section 8.4), forward only."""
+        self._benchmark(3, 'unidirectional')
+
+    @decorators.idempotent_id('2abcd46f-616f-4a20-a737-750acb1459ad')
+    @decorators.attr(type='slow')
+    def test_chain_3vnf_bidirectional(self):
+        """The vE-CPE chain, both directions."""
+        self._benchmark(3, 'bidirectional')

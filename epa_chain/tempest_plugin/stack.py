@@ -1,0 +1,236 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
+"""The chain's Heat stack: create from a preset, wait, read, delete.
+
+The stack is what `openstack stack create -t templates/chain.yaml -e
+templates/presets/<preset>.yaml` would create (the same heatclient code
+loads the files: epa_chain.hot.files), with the [epa_chain] options as
+parameters on top of the preset. Works with any object shaped like
+heatclient's v1 Client, so the unit tests drive it with a fake.
+"""
+
+import logging
+import math
+import os
+import site
+import sys
+import time
+
+from heatclient import exc as heat_exc
+
+from epa_chain.hot import files
+from epa_chain.tempest_plugin import options as opts
+
+LOG = logging.getLogger(__name__)
+
+TEMPLATE = 'chain.yaml'
+# Chain length -> preset family; the presets differ in segments (and the
+# vE-CPE ones in fixed MACs), the direction picks -unidir or -bidir.
+PRESETS = {1: 'pvp', 2: 'pvvp', 3: 'vecpe'}
+DIRECTION_SUFFIX = {'unidirectional': 'unidir', 'bidirectional': 'bidir'}
+SERVER_TYPE = 'OS::Nova::Server'
+# chain.yaml nests servers one level down (lib/chain_server.yaml).
+NESTED_DEPTH = 2
+
+
+class StackError(RuntimeError):
+    """The stack did not reach the state the benchmark needs."""
+
+
+def default_template_dir():
+    """templates/ of a source checkout, else the installed copy.
+
+    setup.cfg installs the templates as data files: under the environment
+    (sys.prefix/share), or the user base for `pip install --user`.
+    """
+    package_root = os.path.dirname(os.path.dirname(os.path.dirname(
+        os.path.abspath(__file__))))
+    candidates = [
+        os.path.join(package_root, 'templates'),
+        os.path.join(sys.prefix, 'share', 'epa-chain', 'templates'),
+        os.path.join(site.getuserbase(), 'share', 'epa-chain', 'templates'),
+    ]
+    for candidate in candidates:
+        if os.path.isfile(os.path.join(candidate, TEMPLATE)):
+            return candidate
+    raise opts.OptionError(
+        'template_dir', 'empty, and no %s found in %s: install the '
+        'epa-chain package or set the directory holding %s, lib/ and '
+        'presets/' % (TEMPLATE, ' or '.join(candidates), TEMPLATE))
+
+
+def preset_path(template_dir, chain_length, direction):
+    name = '%s-%s.yaml' % (PRESETS[chain_length],
+                           DIRECTION_SUFFIX[direction])
+    return os.path.join(template_dir, 'presets', name)
+
+
+def stack_parameters(options, chain_length, direction):
+    """chain.yaml parameters from the options, applied over the preset."""
+    parameters = {
+        'vnf_count': chain_length,
+        'direction': direction,
+        # The vE-CPE presets describe a hardware tester; Tempest measures
+        # with the generator the stack boots.
+        'endpoints': 'generator',
+        'vnf_image': options.vnf_image,
+        'generator_image': options.generator_image,
+        'vnf_engine': options.vnf_engine,
+        'vnf_existing_flavor': options.vnf_flavor,
+        'generator_existing_flavor': options.generator_flavor,
+        'cpu_policy': options.cpu_policy,
+        'cpu_thread_policy': options.cpu_thread_policy,
+        'mem_page_size': options.mem_page_size,
+        'numa_nodes': options.numa_nodes,
+        'management_network': options.management_network,
+        'key_name': options.key_name,
+        'generator_control_port': options.generator_control_port,
+    }
+    for index, segment in enumerate(options.segments_for(chain_length)):
+        parameters.update({
+            'net%d_name' % index: segment.network_name,
+            'net%d_physical_network' % index: segment.physical_network,
+            'net%d_vlan' % index: segment.vlan,
+        })
+    return parameters
+
+
+def build_create_args(stack_name, options, chain_length, direction):
+    """Keyword arguments of heatclient's stacks.create for one scenario."""
+    template_dir = options.template_dir or default_template_dir()
+    template_path = os.path.join(template_dir, TEMPLATE)
+    environment_path = preset_path(template_dir, chain_length, direction)
+    for path in (template_path, environment_path):
+        if not os.path.isfile(path):
+            raise opts.OptionError(
+                'template_dir', '%s: no such file (the directory must hold '
+                '%s, lib/ and presets/)' % (path, TEMPLATE))
+    loaded = files.load(template_path, [environment_path])
+    return {
+        'stack_name': stack_name,
+        'template': loaded.template,
+        'files': loaded.files,
+        'environment': loaded.environment,
+        'parameters': stack_parameters(options, chain_length, direction),
+        # Keep a failed stack for its status reasons; the benchmark
+        # deletes it in any case.
+        'disable_rollback': True,
+        'timeout_mins': max(1, math.ceil(options.stack_create_timeout / 60)),
+    }
+
+
+class StackService:
+    """Lifecycle of one stack through a heatclient v1 Client."""
+
+    def __init__(self, heat, poll_interval=5.0, clock=time.monotonic,
+                 sleep=time.sleep):
+        self.heat = heat
+        self.poll_interval = poll_interval
+        self.clock = clock
+        self.sleep = sleep
+
+    def create(self, create_args):
+        """Start creating; return the stack ID (creation goes on)."""
+        body = self.heat.stacks.create(**create_args)
+        stack_id = body['stack']['id']
+        LOG.info('Creating stack %s (%s)', create_args['stack_name'],
+                 stack_id)
+        return stack_id
+
+    def wait_for_create(self, stack_id, timeout):
+        deadline = self.clock() + timeout
+        while True:
+            stack = self.heat.stacks.get(stack_id, resolve_outputs=False)
+            status = stack.stack_status
+            if status == 'CREATE_COMPLETE':
+                return stack
+            if status.endswith('_FAILED'):
+                raise StackError('stack %s is %s: %s%s' % (
+                    stack_id, status, stack.stack_status_reason,
+                    self._failed_resources(stack_id)))
+            if self.clock() >= deadline:
+                raise StackError(
+                    'stack %s still %s after %d s ([epa_chain] '
+                    'stack_create_timeout)%s' % (
+                        stack_id, status, timeout,
+                        self._failed_resources(stack_id)))
+            self.sleep(self.poll_interval)
+
+    def _failed_resources(self, stack_id):
+        try:
+            resources = self.heat.resources.list(
+                stack_id, nested_depth=NESTED_DEPTH)
+        except heat_exc.HTTPException as exc:
+            return '; resources not listed: %s' % exc
+        failed = ['%s (%s): %s' % (r.resource_name, r.resource_type,
+                                   r.resource_status_reason)
+                  for r in resources
+                  if r.resource_status.endswith('_FAILED')]
+        return '; failed resources: %s' % '; '.join(failed) if failed else ''
+
+    def outputs(self, stack_id):
+        """Stack outputs by key.
+
+        An output Heat could not resolve is an error naming it.
+        """
+        stack = self.heat.stacks.get(stack_id)
+        values = {}
+        for output in stack.outputs or []:
+            if output.get('output_error'):
+                raise StackError('stack %s output %s: %s' % (
+                    stack_id, output['output_key'], output['output_error']))
+            values[output['output_key']] = output.get('output_value')
+        return values
+
+    def server_ids(self, stack_id):
+        """IDs of every Nova server of the stack, nested ones included."""
+        resources = self.heat.resources.list(stack_id,
+                                             nested_depth=NESTED_DEPTH)
+        return sorted(r.physical_resource_id for r in resources
+                      if r.resource_type == SERVER_TYPE and
+                      r.physical_resource_id)
+
+    def delete(self, stack_id, timeout, attempts=2):
+        """Delete and wait until Heat forgets the stack.
+
+        A stack already gone is fine. DELETE_FAILED is retried once (ports
+        still held by a server being torn down are the usual cause).
+        """
+        for attempt in range(1, attempts + 1):
+            try:
+                self.heat.stacks.delete(stack_id)
+            except heat_exc.HTTPNotFound:
+                return
+            LOG.info('Deleting stack %s (attempt %d)', stack_id, attempt)
+            status, reason = self._wait_for_delete(stack_id, timeout)
+            if status is None:
+                return
+        raise StackError('stack %s not deleted after %d attempts: %s: %s'
+                         % (stack_id, attempts, status, reason))
+
+    def _wait_for_delete(self, stack_id, timeout):
+        deadline = self.clock() + timeout
+        while True:
+            try:
+                stack = self.heat.stacks.get(stack_id,
+                                             resolve_outputs=False)
+            except heat_exc.HTTPNotFound:
+                return None, None
+            status = stack.stack_status
+            if status == 'DELETE_COMPLETE':
+                return None, None
+            if status == 'DELETE_FAILED':
+                return status, stack.stack_status_reason
+            if self.clock() >= deadline:
+                return status, 'still deleting after %d s' % timeout
+            self.sleep(self.poll_interval)

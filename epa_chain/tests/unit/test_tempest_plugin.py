@@ -1,0 +1,1181 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
+"""The Tempest plugin without a cloud.
+
+Options and their defaults (interfaces.md section 5), the plugin entry
+point, the scenarios skipping under Tempest's fake config, the stack
+service against a fake heatclient, readiness, the hop check and the whole
+benchmark flow with fakes, including deletion of the stack on failure.
+Tests that need tempest (and oslotest) skip when it is not installed;
+the `tempest` command test skips when the command or the installed
+epa-chain distribution is missing.
+"""
+
+import dataclasses
+import importlib.metadata
+import importlib.util
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+from unittest import mock
+
+import fixtures
+from heatclient import exc as heat_exc
+from oslo_config import cfg
+from oslo_config import types
+import testtools
+
+from epa_chain.measurement import trial
+from epa_chain.tempest_plugin import config as epa_config
+from epa_chain.tempest_plugin import hop_check
+from epa_chain.tempest_plugin import options as opts
+from epa_chain.tempest_plugin import readiness
+from epa_chain.tempest_plugin import stack
+
+try:
+    import oslotest  # noqa: F401  (tempest.tests.base needs it)
+    import tempest  # noqa: F401
+    TEMPEST_MISSING = None
+except ImportError as exc:
+    TEMPEST_MISSING = 'tempest or oslotest is not installed: %s' % exc
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__)))))
+TEMPLATES = os.path.join(REPO, 'templates')
+FIXTURES = os.path.join(REPO, 'epa_chain', 'tests', 'fixtures',
+                        'tempest_plugin')
+SCENARIO_MODULE = 'epa_chain.tempest_plugin.scenarios.test_chain_benchmark'
+SCENARIO_NAMES = ['test_chain_%dvnf_%s' % (n, d) for n in (1, 2, 3)
+                  for d in ('unidirectional', 'bidirectional')]
+
+# interfaces.md section 5: name -> (oslo.config Opt class, default).
+EXPECTED_OPTIONS = {
+    'template_dir': (cfg.StrOpt, ''),
+    'vnf_image': (cfg.StrOpt, 'epa-chain-vnf'),
+    'generator_image': (cfg.StrOpt, 'epa-chain-generator'),
+    'vnf_engine': (cfg.StrOpt, 'prox'),
+    'vnf_flavor': (cfg.StrOpt, ''),
+    'generator_flavor': (cfg.StrOpt, ''),
+    'cpu_policy': (cfg.StrOpt, 'dedicated'),
+    'cpu_thread_policy': (cfg.StrOpt, 'prefer'),
+    'mem_page_size': (cfg.StrOpt, 'large'),
+    'numa_nodes': (cfg.IntOpt, 1),
+    'segments': (cfg.ListOpt, []),
+    'management_network': (cfg.StrOpt, 'private'),
+    'key_name': (cfg.StrOpt, ''),
+    'chain_lengths': (cfg.ListOpt, [1, 2, 3]),
+    'directions': (cfg.ListOpt, ['unidirectional', 'bidirectional']),
+    'frame_sizes': (cfg.ListOpt,
+                    ['64', '128', '256', '512', '1024', '1280', '1518']),
+    'flow_counts': (cfg.ListOpt, [1]),
+    'trial_duration': (cfg.FloatOpt, 60.0),
+    'search_method': (cfg.StrOpt, 'mlrsearch'),
+    'search_resolution': (cfg.FloatOpt, 0.005),
+    'repetitions': (cfg.IntOpt, 3),
+    'ndr_loss_ratio': (cfg.FloatOpt, 0.0),
+    'pdr_loss_ratio': (cfg.FloatOpt, 0.005),
+    'latency_load_fraction': (cfg.FloatOpt, 0.9),
+    'latency_duration': (cfg.FloatOpt, 60.0),
+    'latency_soak_duration': (cfg.FloatOpt, 0.0),
+    'results_dir': (cfg.StrOpt, '/tmp/epa-chain-results'),
+    'stack_create_timeout': (cfg.IntOpt, 1800),
+    'vnf_ready_timeout': (cfg.IntOpt, 600),
+    'generator_control_port': (cfg.PortOpt, 8474),
+}
+
+
+def registered_conf(args=()):
+    """A private ConfigOpts with the plugin's groups, as Tempest builds."""
+    conf = cfg.ConfigOpts()
+    for group, options in epa_config.list_opts():
+        conf.register_group(cfg.OptGroup(group))
+        conf.register_opts(options, group=group)
+    conf(list(args), default_config_files=[])
+    return conf
+
+
+class OptionsTest(testtools.TestCase):
+
+    def test_every_option_with_its_type_and_default(self):
+        conf = registered_conf()
+        declared = {opt.name: opt for opt in epa_config.EpaChainGroup}
+        self.assertEqual(sorted(EXPECTED_OPTIONS), sorted(declared))
+        for name, (opt_class, default) in EXPECTED_OPTIONS.items():
+            self.assertIs(opt_class, type(declared[name]), name)
+            self.assertEqual(default, conf.epa_chain[name], name)
+            self.assertTrue(declared[name].help, '%s has no help' % name)
+
+    def test_service_available_flag_is_off_by_default(self):
+        conf = registered_conf()
+        (flag,) = epa_config.ServiceAvailableGroup
+        self.assertIsInstance(flag, cfg.BoolOpt)
+        self.assertEqual('epa_chain', flag.name)
+        self.assertIs(False, conf.service_available.epa_chain)
+
+    def test_list_items_are_typed(self):
+        conf = registered_conf()
+        conf.set_override('chain_lengths', '1,3', 'epa_chain')
+        conf.set_override('flow_counts', '1,1000', 'epa_chain')
+        self.assertEqual([1, 3], conf.epa_chain.chain_lengths)
+        self.assertEqual([1, 1000], conf.epa_chain.flow_counts)
+        declared = {opt.name: opt for opt in epa_config.EpaChainGroup}
+        self.assertIsInstance(declared['chain_lengths'].type.item_type,
+                              types.Integer)
+
+    def test_out_of_range_values_are_refused(self):
+        conf = registered_conf()
+        for name, value in (('chain_lengths', '1,4'),
+                            ('directions', 'sideways'),
+                            ('vnf_engine', 'vpp'),
+                            ('search_method', 'guess'),
+                            ('numa_nodes', 0)):
+            self.assertRaises(ValueError, conf.set_override, name, value,
+                              'epa_chain')
+
+    def test_search_method_choices_are_the_campaign_methods(self):
+        declared = {opt.name: opt for opt in epa_config.EpaChainGroup}
+        choices = [c for c in declared['search_method'].type.choices]
+        self.assertEqual(sorted(epa_config.SEARCH_METHODS), sorted(choices))
+
+    def test_chain_options_read_every_option(self):
+        fields = {f.name for f in dataclasses.fields(opts.ChainOptions)}
+        self.assertEqual(set(EXPECTED_OPTIONS), fields)
+        options = opts.ChainOptions.from_conf(registered_conf().epa_chain)
+        self.assertEqual(opts.ChainOptions(), options)
+
+    def test_frame_sizes_and_imix(self):
+        conf = registered_conf()
+        conf.set_override('frame_sizes', '64,imix,64:7/570:4/1518:1',
+                          'epa_chain')
+        options = opts.ChainOptions.from_conf(conf.epa_chain)
+        self.assertEqual(64, options.frame_sizes[0].size)
+        self.assertEqual(trial.IMIX_EANTC, options.frame_sizes[1].imix)
+        self.assertEqual(trial.IMIX_EANTC, options.frame_sizes[2].imix)
+
+    def test_bad_frame_size_names_the_option(self):
+        conf = registered_conf()
+        conf.set_override('frame_sizes', '64,32', 'epa_chain')
+        error = self.assertRaises(opts.OptionError,
+                                  opts.ChainOptions.from_conf,
+                                  conf.epa_chain)
+        self.assertIn('[epa_chain] frame_sizes', str(error))
+        self.assertIn("'32'", str(error))
+
+    def test_segments(self):
+        conf = registered_conf()
+        conf.set_override('segments', 'physnet1:101,physnet2:202',
+                          'epa_chain')
+        options = opts.ChainOptions.from_conf(conf.epa_chain)
+        self.assertEqual(
+            (opts.Segment('physnet1', 101), opts.Segment('physnet2', 202)),
+            options.segments_for(1))
+        error = self.assertRaises(opts.OptionError, options.segments_for, 2)
+        self.assertIn('[epa_chain] segments: 2 given', str(error))
+        self.assertIn('needs 3', str(error))
+        self.assertEqual((), opts.ChainOptions().segments_for(3))
+
+    def test_bad_segments_name_the_option(self):
+        for value in ('physnet1', 'physnet1:0', 'physnet1:4095',
+                      'p:1,p:2,p:3,p:4,p:5', 'p:1,p:1'):
+            error = self.assertRaises(opts.OptionError,
+                                      opts.parse_segments,
+                                      value.split(','))
+            self.assertIn('[epa_chain] segments', str(error))
+
+    def test_skip_reasons(self):
+        conf = mock.Mock(spec=['service_available'])
+        conf.service_available = mock.Mock(spec=['epa_chain'],
+                                           epa_chain=False)
+        self.assertIn('[service_available] epa_chain = True',
+                      opts.service_skip_reason(conf))
+        conf.service_available.epa_chain = True
+        self.assertIsNone(opts.service_skip_reason(conf))
+        conf.service_available = mock.Mock(spec=['epa_chain', 'heat'],
+                                           epa_chain=True, heat=False)
+        self.assertIn('[service_available] heat is False',
+                      opts.service_skip_reason(conf))
+        options = opts.ChainOptions(chain_lengths=(2,),
+                                    directions=('bidirectional',))
+        self.assertIsNone(opts.case_skip_reason(options, 2, 'bidirectional'))
+        self.assertEqual(
+            'chain length 1 is not in [epa_chain] chain_lengths (2)',
+            opts.case_skip_reason(options, 1, 'bidirectional'))
+        self.assertEqual(
+            'direction unidirectional is not in [epa_chain] directions '
+            '(bidirectional)',
+            opts.case_skip_reason(options, 2, 'unidirectional'))
+
+
+@unittest.skipIf(TEMPEST_MISSING, TEMPEST_MISSING)
+class PluginTest(testtools.TestCase):
+
+    def setUp(self):
+        super().setUp()
+        from epa_chain.tempest_plugin import plugin
+        self.plugin_module = plugin
+        self.plugin = plugin.EpaChainTempestPlugin()
+
+    def test_is_a_tempest_plugin(self):
+        from tempest.test_discover import plugins
+        self.assertIsInstance(self.plugin, plugins.TempestPlugin)
+
+    def test_load_tests_gives_only_the_scenarios(self):
+        test_dir, top_level = self.plugin.load_tests()
+        self.assertEqual(os.path.join(REPO, 'epa_chain', 'tempest_plugin',
+                                      'scenarios'), test_dir)
+        self.assertEqual(REPO, top_level)
+        self.assertTrue(os.path.isfile(os.path.join(
+            test_dir, 'test_chain_benchmark.py')))
+        # The unit tests must stay out of what Tempest discovers.
+        unit_dir = os.path.dirname(os.path.abspath(__file__))
+        self.assertFalse(unit_dir.startswith(test_dir))
+
+    def test_register_opts_and_opt_lists(self):
+        conf = cfg.ConfigOpts()
+        self.plugin.register_opts(conf)
+        conf([], default_config_files=[])
+        self.assertIs(False, conf.service_available.epa_chain)
+        self.assertEqual('mlrsearch', conf.epa_chain.search_method)
+        listed = dict(self.plugin.get_opt_lists())
+        self.assertEqual(['epa_chain', 'service_available'], sorted(listed))
+        self.assertEqual(len(EXPECTED_OPTIONS), len(listed['epa_chain']))
+
+    def test_registering_twice_is_harmless(self):
+        # Tempest's ConfigFixture registers installed plugins already.
+        conf = cfg.ConfigOpts()
+        self.plugin.register_opts(conf)
+        self.plugin.register_opts(conf)
+        conf([], default_config_files=[])
+        self.assertEqual(8474, conf.epa_chain.generator_control_port)
+
+
+@unittest.skipIf(TEMPEST_MISSING, TEMPEST_MISSING)
+class ScenarioSkipTest(testtools.TestCase):
+    """The scenarios under Tempest's fake configuration: no cloud."""
+
+    def setUp(self):
+        super().setUp()
+        from tempest import config as tempest_config
+        from tempest.tests import fake_config
+        from tempest.tests.lib.services import registry_fixture
+
+        from epa_chain.tempest_plugin import plugin
+        self.useFixture(fake_config.ConfigFixture())
+        self.useFixture(registry_fixture.RegistryFixture())
+        # Registered by Tempest itself when the package is installed.
+        plugin.EpaChainTempestPlugin().register_opts(cfg.CONF)
+
+        class FakePrivate(fake_config.FakePrivate):
+            # Tempest aliases plugin groups it finds by entry point only.
+            def _set_attrs(self):
+                super()._set_attrs()
+                self.epa_chain = cfg.CONF.epa_chain
+
+        patches = [mock.patch.object(tempest_config, 'TempestConfigPrivate',
+                                     FakePrivate),
+                   # A configuration cached by an earlier test would win.
+                   mock.patch.object(tempest_config.CONF, '_config', None)]
+        for patch in patches:
+            patch.start()
+            self.addCleanup(patch.stop)
+        self.scenarios = importlib.import_module(SCENARIO_MODULE)
+
+    def _run_all(self):
+        suite = unittest.defaultTestLoader.loadTestsFromModule(
+            self.scenarios)
+        result = unittest.TestResult()
+        suite.run(result)
+        return result
+
+    def test_six_scenarios_with_ids_and_slow(self):
+        tests = list(iter_tests(
+            unittest.defaultTestLoader.loadTestsFromModule(self.scenarios)))
+        self.assertEqual(sorted(SCENARIO_NAMES),
+                         sorted(t._testMethodName for t in tests))
+        ids = set()
+        for test in tests:
+            attrs = getattr(getattr(test, test._testMethodName),
+                            '__testtools_attrs')
+            self.assertIn('slow', attrs, test.id())
+            (idempotent,) = [a for a in attrs if a.startswith('id-')]
+            ids.add(idempotent)
+        self.assertEqual(6, len(ids))
+
+    def test_everything_skips_without_the_service(self):
+        result = self._run_all()
+        self.assertEqual([], result.errors)
+        self.assertEqual([], result.failures)
+        self.assertTrue(result.skipped)
+        for _test, reason in result.skipped:
+            self.assertIn('[service_available] epa_chain = True', reason)
+
+    def test_unselected_scenario_skips_with_the_option(self):
+        cfg.CONF.set_override('chain_lengths', [2], 'epa_chain')
+        cfg.CONF.set_override('directions', ['bidirectional'], 'epa_chain')
+        self.addCleanup(cfg.CONF.clear_override, 'chain_lengths',
+                        'epa_chain')
+        self.addCleanup(cfg.CONF.clear_override, 'directions', 'epa_chain')
+        case = self.scenarios.ChainBenchmarkTest(
+            'test_chain_1vnf_bidirectional')
+        error = self.assertRaises(unittest.SkipTest,
+                                  case.test_chain_1vnf_bidirectional)
+        self.assertIn('chain length 1 is not in [epa_chain] chain_lengths',
+                      str(error))
+        case = self.scenarios.ChainBenchmarkTest(
+            'test_chain_2vnf_unidirectional')
+        error = self.assertRaises(unittest.SkipTest,
+                                  case.test_chain_2vnf_unidirectional)
+        self.assertIn('direction unidirectional is not in', str(error))
+
+    def test_heat_client_from_tempest_credentials(self):
+        from tempest.tests.lib import fake_credentials
+
+        from epa_chain.tempest_plugin import clients
+        creds = fake_credentials.FakeKeystoneV3Credentials()
+        session = clients.keystone_session(creds)
+        self.assertEqual('http://fake_uri_v3.com/auth', session.auth.auth_url)
+        (method,) = session.auth.auth_methods
+        self.assertEqual(creds.username, method.username)
+        self.assertEqual(creds.password, method.password)
+        self.assertFalse(session.verify)
+        heat = clients.heat(session)
+        self.assertEqual('orchestration', heat.http_client.service_type)
+        self.assertIs(session, heat.http_client.session)
+
+
+def iter_tests(suite):
+    for item in suite:
+        if isinstance(item, unittest.TestSuite):
+            yield from iter_tests(item)
+        else:
+            yield item
+
+
+# ---- Fakes -----------------------------------------------------------------
+
+class FakeClock:
+    def __init__(self):
+        self.now = 0.0
+
+    def __call__(self):
+        return self.now
+
+    def sleep(self, seconds):
+        self.now += seconds
+
+
+class FakeHeatClient:
+    """A heatclient v1 Client, scripted: statuses come from lists.
+
+    Each stacks.get returns the next status of the current phase (create,
+    then delete once stacks.delete was called); the last one repeats.
+    'GONE' makes get raise HTTPNotFound.
+    """
+
+    def __init__(self, create=('CREATE_COMPLETE',),
+                 delete=('DELETE_COMPLETE',), outputs=(), resources=()):
+        self.calls = []
+        self.scripts = {'create': list(create), 'delete': list(delete)}
+        self.phase = 'create'
+        self.outputs = list(outputs)
+        self.resource_list = list(resources)
+        self.stacks = FakeStacks(self)
+        self.resources = FakeResources(self)
+
+    def next_status(self):
+        script = self.scripts[self.phase]
+        return script.pop(0) if len(script) > 1 else script[0]
+
+
+class FakeStacks:
+    def __init__(self, heat):
+        self.heat = heat
+
+    def create(self, **kwargs):
+        self.heat.calls.append(('create', kwargs))
+        return {'stack': {'id': 'stack-id-1', 'links': []}}
+
+    def get(self, stack_id, resolve_outputs=True):
+        self.heat.calls.append(('get', stack_id))
+        status = self.heat.next_status()
+        if status == 'GONE':
+            raise heat_exc.HTTPNotFound()
+        return mock.Mock(stack_status=status,
+                         stack_status_reason='reason of %s' % status,
+                         outputs=self.heat.outputs)
+
+    def delete(self, stack_id):
+        self.heat.calls.append(('delete', stack_id))
+        if self.heat.phase == 'delete' and self.heat.next_status() == 'GONE':
+            raise heat_exc.HTTPNotFound()
+        self.heat.phase = 'delete'
+
+
+class FakeResources:
+    def __init__(self, heat):
+        self.heat = heat
+
+    def list(self, stack_id, **kwargs):
+        self.heat.calls.append(('resources', stack_id, kwargs))
+        return self.heat.resource_list
+
+
+def fake_resource(name, rtype, status='CREATE_COMPLETE', physical_id=None,
+                  reason=''):
+    return mock.Mock(resource_name=name, resource_type=rtype,
+                     resource_status=status, physical_resource_id=physical_id,
+                     resource_status_reason=reason)
+
+
+class StackServiceTest(testtools.TestCase):
+
+    def setUp(self):
+        super().setUp()
+        self.clock = FakeClock()
+        self.options = opts.ChainOptions(template_dir=TEMPLATES)
+
+    def service(self, heat):
+        return stack.StackService(heat, poll_interval=5, clock=self.clock,
+                                  sleep=self.clock.sleep)
+
+    def test_create_call_from_the_preset(self):
+        heat = FakeHeatClient()
+        args = stack.build_create_args('s1', self.options, 1,
+                                       'bidirectional')
+        self.assertEqual('stack-id-1', self.service(heat).create(args))
+        (call,) = [c for c in heat.calls if c[0] == 'create']
+        sent = call[1]
+        self.assertEqual('s1', sent['stack_name'])
+        self.assertIn('vnf_count', sent['template']['parameters'])
+        # The preset goes as the environment, as `-e` would send it.
+        self.assertEqual(1, sent['environment']['parameters']['vnf_count'])
+        self.assertEqual('net-phys2-2001',
+                         sent['environment']['parameters']['net1_name'])
+        # Nested templates travel in files, keyed as the template uses them.
+        net0_type = sent['template']['resources']['net0']['type']
+        self.assertIn(net0_type, sent['files'])
+        self.assertTrue(any(name.endswith('lib/chain_server.yaml')
+                            for name in sent['files']))
+        params = sent['parameters']
+        self.assertEqual('generator', params['endpoints'])
+        self.assertEqual('bidirectional', params['direction'])
+        self.assertEqual('epa-chain-vnf', params['vnf_image'])
+        self.assertEqual('', params['vnf_existing_flavor'])
+        self.assertEqual(8474, params['generator_control_port'])
+        self.assertNotIn('net0_vlan', params)
+        self.assertEqual(30, sent['timeout_mins'])
+        self.assertIs(True, sent['disable_rollback'])
+
+    def test_every_parameter_is_declared_by_the_template(self):
+        options = dataclasses.replace(
+            self.options, segments=opts.parse_segments(
+                ['physnet3:7', 'physnet3:8', 'physnet4:9', 'physnet4:10']))
+        for length in (1, 2, 3):
+            for direction in ('unidirectional', 'bidirectional'):
+                args = stack.build_create_args('s', options, length,
+                                               direction)
+                declared = set(args['template']['parameters'])
+                self.assertEqual(set(), set(args['parameters']) - declared)
+                self.assertEqual(length, args['parameters']['vnf_count'])
+                self.assertEqual(
+                    length + 1, len([k for k in args['parameters']
+                                     if k.endswith('_vlan')]))
+
+    def test_segments_override_the_preset(self):
+        options = dataclasses.replace(
+            self.options,
+            segments=opts.parse_segments(['physnet3:7', 'physnet4:9']),
+            vnf_flavor='epa.small', vnf_engine='testpmd')
+        params = stack.build_create_args('s', options, 1,
+                                         'unidirectional')['parameters']
+        self.assertEqual('physnet3', params['net0_physical_network'])
+        self.assertEqual(7, params['net0_vlan'])
+        self.assertEqual('net-physnet4-9', params['net1_name'])
+        self.assertEqual('epa.small', params['vnf_existing_flavor'])
+        self.assertEqual('testpmd', params['vnf_engine'])
+
+    def test_vecpe_preset_for_three_vnfs_with_the_generator(self):
+        args = stack.build_create_args('s', self.options, 3,
+                                       'unidirectional')
+        self.assertEqual('external',
+                         args['environment']['parameters']['endpoints'])
+        self.assertEqual('generator', args['parameters']['endpoints'])
+
+    def test_missing_template_dir_names_the_option(self):
+        options = dataclasses.replace(self.options,
+                                      template_dir='/nonexistent')
+        error = self.assertRaises(opts.OptionError, stack.build_create_args,
+                                  's', options, 1, 'unidirectional')
+        self.assertIn('[epa_chain] template_dir', str(error))
+
+    def test_default_template_dir_is_found(self):
+        self.assertTrue(os.path.isfile(os.path.join(
+            stack.default_template_dir(), 'chain.yaml')))
+
+    def test_wait_for_create(self):
+        heat = FakeHeatClient(create=('CREATE_IN_PROGRESS',) * 3 +
+                              ('CREATE_COMPLETE',))
+        result = self.service(heat).wait_for_create('stack-id-1', 60)
+        self.assertEqual('CREATE_COMPLETE', result.stack_status)
+        self.assertEqual(15, self.clock.now)
+
+    def test_create_failed_lists_failed_resources(self):
+        heat = FakeHeatClient(
+            create=('CREATE_IN_PROGRESS', 'CREATE_FAILED'),
+            resources=[fake_resource('vnf1', 'lib/chain_server.yaml',
+                                     'CREATE_FAILED',
+                                     reason='No valid host was found'),
+                       fake_resource('net0', 'OS::Neutron::ProviderNet')])
+        error = self.assertRaises(stack.StackError,
+                                  self.service(heat).wait_for_create,
+                                  'stack-id-1', 60)
+        self.assertIn('CREATE_FAILED', str(error))
+        self.assertIn('vnf1 (lib/chain_server.yaml): No valid host',
+                      str(error))
+        self.assertNotIn('net0', str(error))
+
+    def test_create_timeout(self):
+        heat = FakeHeatClient(create=('CREATE_IN_PROGRESS',))
+        error = self.assertRaises(stack.StackError,
+                                  self.service(heat).wait_for_create,
+                                  'stack-id-1', 30)
+        self.assertIn('stack_create_timeout', str(error))
+        self.assertGreaterEqual(self.clock.now, 30)
+
+    def test_delete_waits_until_gone(self):
+        heat = FakeHeatClient(delete=('DELETE_IN_PROGRESS',
+                                      'DELETE_IN_PROGRESS', 'GONE'))
+        self.service(heat).delete('stack-id-1', 60)
+        self.assertEqual(1, len([c for c in heat.calls if c[0] == 'delete']))
+        self.assertEqual(3, len([c for c in heat.calls if c[0] == 'get']))
+
+    def test_delete_retries_a_failed_delete(self):
+        heat = FakeHeatClient(delete=('DELETE_FAILED', 'DELETE_COMPLETE'))
+        self.service(heat).delete('stack-id-1', 60)
+        self.assertEqual(2, len([c for c in heat.calls if c[0] == 'delete']))
+
+    def test_delete_gives_up_with_the_reason(self):
+        heat = FakeHeatClient(delete=('DELETE_FAILED',))
+        error = self.assertRaises(stack.StackError,
+                                  self.service(heat).delete,
+                                  'stack-id-1', 60)
+        self.assertIn('reason of DELETE_FAILED', str(error))
+
+    def test_delete_of_a_stack_already_gone(self):
+        heat = FakeHeatClient()
+        heat.phase = 'delete'
+        heat.scripts['delete'] = ['GONE']
+        self.service(heat).delete('stack-id-1', 60)
+        self.assertEqual([('delete', 'stack-id-1')], heat.calls)
+
+    def test_outputs_and_servers(self):
+        heat = FakeHeatClient(
+            outputs=[{'output_key': 'generator_control_endpoint',
+                      'output_value': {'host': '10.0.0.5', 'port': 8474}}],
+            resources=[fake_resource('server', 'OS::Nova::Server',
+                                     physical_id='b'),
+                       fake_resource('server', 'OS::Nova::Server',
+                                     physical_id='a'),
+                       fake_resource('vnf1', 'lib/chain_server.yaml',
+                                     physical_id='n')])
+        service = self.service(heat)
+        self.assertEqual({'host': '10.0.0.5', 'port': 8474},
+                         service.outputs('x')['generator_control_endpoint'])
+        self.assertEqual(['a', 'b'], service.server_ids('x'))
+
+    def test_output_error_is_named(self):
+        heat = FakeHeatClient(outputs=[{'output_key': 'forward_chain',
+                                        'output_error': 'boom'}])
+        error = self.assertRaises(stack.StackError,
+                                  self.service(heat).outputs, 'x')
+        self.assertIn('forward_chain: boom', str(error))
+
+
+@unittest.skipUnless(importlib.util.find_spec('heat') and
+                     importlib.util.find_spec('nova'),
+                     'offline validation needs the validation extra '
+                     '(openstack-heat, nova)')
+class ScenarioStacksValidateTest(testtools.TestCase):
+    """The stacks the scenarios create pass `epa-chain validate`.
+
+    The preset plus the scenario's parameters (as a second environment:
+    Heat lets later parameters win, as the API's do) through Heat's engine
+    offline and the NFV rules, MAC chain included.
+    """
+
+    def validate(self, options, chain_length, direction):
+        from epa_chain.validation import runner
+        parameters = stack.stack_parameters(options, chain_length, direction)
+        path = os.path.join(self.useFixture(fixtures.TempDir()).path,
+                            'scenario.yaml')
+        with open(path, 'w') as f:
+            json.dump({'parameters': parameters}, f)
+        report = runner.validate(
+            os.path.join(TEMPLATES, stack.TEMPLATE),
+            [stack.preset_path(TEMPLATES, chain_length, direction), path])
+        return [(f.rule, f.message) for f in report.errors]
+
+    def test_every_scenario_stack_is_valid(self):
+        options = opts.ChainOptions(template_dir=TEMPLATES)
+        for length in (1, 2, 3):
+            for direction in ('unidirectional', 'bidirectional'):
+                self.assertEqual([], self.validate(options, length,
+                                                   direction),
+                                 '%d VNF(s) %s' % (length, direction))
+
+    def test_configured_segments_and_engine(self):
+        options = opts.ChainOptions(
+            template_dir=TEMPLATES, vnf_engine='testpmd',
+            segments=opts.parse_segments(['physnet3:7', 'physnet3:8',
+                                          'physnet4:9', 'physnet4:10']))
+        self.assertEqual([], self.validate(options, 3, 'bidirectional'))
+
+    def test_an_invalid_option_is_caught(self):
+        # 3 NUMA nodes cannot split the 2-vCPU VNF flavor.
+        options = opts.ChainOptions(template_dir=TEMPLATES, numa_nodes=3)
+        rules = {rule for rule, _message in
+                 self.validate(options, 1, 'unidirectional')}
+        self.assertEqual({'EPA-NUMA'}, rules)
+
+
+class FakeCompute:
+    def __init__(self, consoles, statuses=None, names=None):
+        self.consoles = consoles        # server_id -> [text per poll]
+        self.statuses = statuses or {}  # server_id -> (status, fault)
+        self.names = names or {}
+
+    def server_name(self, server_id):
+        return self.names[server_id]
+
+    def server_status(self, server_id):
+        return self.statuses.get(server_id, ('ACTIVE', None))
+
+    def console_output(self, server_id):
+        texts = self.consoles[server_id]
+        return texts.pop(0) if len(texts) > 1 else texts[0]
+
+
+class ReadinessTest(testtools.TestCase):
+
+    def setUp(self):
+        super().setUp()
+        self.clock = FakeClock()
+        with open(os.path.join(FIXTURES, 'console-restarted.log')) as f:
+            self.console = f.read()
+
+    def wait(self, nodes, compute, timeout=100):
+        readiness.wait_until_ready(nodes, compute, timeout, interval=10,
+                                   clock=self.clock, sleep=self.clock.sleep)
+
+    def test_console_state_last_line_wins(self):
+        self.assertEqual(('ready', 'prox'), readiness.console_state(
+            self.console, 'chain-x-vnf1'))
+        self.assertEqual(('ready', 'testpmd'), readiness.console_state(
+            self.console, 'chain-x-vnf2'))
+        self.assertIsNone(readiness.console_state(self.console,
+                                                  'chain-x-vnf3'))
+        failed = self.console.split('[   14.55')[0]
+        self.assertEqual(
+            ('failed', 'port fa:16:3e:00:00:01 not found (ports: eth0)'),
+            readiness.console_state(failed, 'chain-x-vnf1'))
+
+    def test_waits_for_every_node(self):
+        compute = FakeCompute({'id1': ['booting', 'booting', self.console],
+                               'id2': [self.console]})
+        self.wait([readiness.Node('id1', 'chain-x-vnf1', 'prox'),
+                   readiness.Node('id2', 'chain-x-vnf2', 'testpmd')],
+                  compute)
+        self.assertEqual(20, self.clock.now)
+
+    def test_failed_node(self):
+        compute = FakeCompute({'id1': ['EPA-CHAIN FAILED chain-x-vnf1: '
+                                       'no hugepages']})
+        error = self.assertRaises(readiness.NotReadyError, self.wait,
+                                  [readiness.Node('id1', 'chain-x-vnf1',
+                                                  'prox')], compute)
+        self.assertIn('chain-x-vnf1 reports EPA-CHAIN FAILED: no hugepages',
+                      str(error))
+
+    def test_server_in_error(self):
+        compute = FakeCompute({'id1': ['']},
+                              {'id1': ('ERROR', 'No valid host')})
+        error = self.assertRaises(readiness.NotReadyError, self.wait,
+                                  [readiness.Node('id1', 'n1', 'prox')],
+                                  compute)
+        self.assertIn('n1 (id1) is in ERROR: No valid host', str(error))
+
+    def test_wrong_engine(self):
+        compute = FakeCompute({'id2': [self.console]})
+        error = self.assertRaises(readiness.NotReadyError, self.wait,
+                                  [readiness.Node('id2', 'chain-x-vnf2',
+                                                  'prox')], compute)
+        self.assertIn('runs testpmd, but prox was asked for', str(error))
+
+    def test_timeout_shows_the_console_tail(self):
+        compute = FakeCompute({'id1': ['line one\nkernel panic']})
+        error = self.assertRaises(readiness.NotReadyError, self.wait,
+                                  [readiness.Node('id1', 'n1', 'prox')],
+                                  compute, 30)
+        self.assertIn('vnf_ready_timeout', str(error))
+        self.assertIn('line one | kernel panic', str(error))
+        self.assertGreaterEqual(self.clock.now, 30)
+
+    def test_expected_nodes(self):
+        nodes = readiness.expected_nodes(
+            's', 2, 'testpmd',
+            {'a': 's-vnf1', 'b': 's-vnf2', 'c': 's-generator'})
+        self.assertEqual(
+            [readiness.Node('c', 's-generator', 'prox'),
+             readiness.Node('a', 's-vnf1', 'testpmd'),
+             readiness.Node('b', 's-vnf2', 'testpmd')], nodes)
+        error = self.assertRaises(readiness.NotReadyError,
+                                  readiness.expected_nodes, 's', 2, 'prox',
+                                  {'a': 's-vnf1', 'c': 's-generator'})
+        self.assertIn('no server named s-vnf2', str(error))
+
+
+class FakeGenerator(trial.Generator):
+    """Forwards `forwarding[direction]` of what it sends."""
+
+    name = 'fake'
+
+    def __init__(self, forwarding=None, error=None):
+        self.forwarding = forwarding or {}
+        self.error = error
+        self.specs = []
+        self.closed = False
+
+    @property
+    def link_bps(self):
+        return 10e9
+
+    def run_trial(self, spec):
+        self.specs.append(spec)
+        if self.error:
+            raise self.error
+        directions = []
+        for direction in spec.profile.directions:
+            tx = int(spec.load_fps * spec.duration_s)
+            rx = int(tx * self.forwarding.get(direction, 1.0))
+            directions.append(trial.DirectionResult(
+                direction, spec.load_fps, spec.load_fps,
+                rx / spec.duration_s, tx, rx))
+        return trial.TrialResult(spec, directions, 0.0, spec.duration_s)
+
+    def close(self):
+        self.closed = True
+
+
+CHAIN_OUTPUTS = {
+    'forward_chain': [
+        {'server': 's-generator', 'role': 'left', 'mac': 'fa:16:3e:00:00:01',
+         'network': 'net-phys1-1001', 'vlan': 1001},
+        {'server': 's-vnf1', 'role': 'left', 'mac': 'fa:16:3e:00:00:02',
+         'network': 'net-phys1-1001', 'vlan': 1001}],
+    'reverse_chain': [
+        {'server': 's-generator', 'role': 'right', 'mac': 'fa:16:3e:00:00:04',
+         'network': 'net-phys2-2001', 'vlan': 2001}],
+    'generator_control_endpoint': {'host': '10.0.0.5', 'port': 8474},
+}
+
+
+class HopCheckTest(testtools.TestCase):
+
+    def test_every_direction_at_a_low_rate(self):
+        generator = FakeGenerator()
+        results = hop_check.check(generator, ('forward', 'reverse'),
+                                  CHAIN_OUTPUTS)
+        self.assertEqual(2, len(results))
+        self.assertEqual([('forward',), ('reverse',)],
+                         [s.profile.directions for s in generator.specs])
+        line_rate = trial.FrameSize(size=64).line_rate_fps(10e9)
+        for spec in generator.specs:
+            self.assertLess(spec.load_fps, 0.05 * line_rate)
+            self.assertGreater(spec.load_fps, 0)
+            self.assertLessEqual(spec.duration_s, 10)
+
+    def test_a_direction_that_loses_everything_is_named(self):
+        generator = FakeGenerator({'reverse': 0.0})
+        error = self.assertRaises(hop_check.HopCheckError, hop_check.check,
+                                  generator, ('forward', 'reverse'),
+                                  CHAIN_OUTPUTS)
+        self.assertIn('reverse direction does not forward', str(error))
+        self.assertIn('s-generator:right (fa:16:3e:00:00:04', str(error))
+
+    def test_heavy_loss_fails_and_light_loss_passes(self):
+        self.assertRaises(hop_check.HopCheckError, hop_check.check,
+                          FakeGenerator({'forward': 0.5}), ('forward',))
+        hop_check.check(FakeGenerator({'forward': 0.999}), ('forward',))
+
+    def test_generator_error_names_the_direction(self):
+        generator = FakeGenerator(error=trial.GeneratorError(
+            'system under test stopped forwarding'))
+        error = self.assertRaises(hop_check.HopCheckError, hop_check.check,
+                                  generator, ('forward',), CHAIN_OUTPUTS)
+        self.assertIn('forward direction: system under test stopped',
+                      str(error))
+        self.assertIn('s-vnf1:left', str(error))
+
+
+def console_ready(name, engine):
+    return 'boot noise\nEPA-CHAIN READY %s %s\n' % (name, engine)
+
+
+def as_outputs(values):
+    return [{'output_key': k, 'output_value': v} for k, v in values.items()]
+
+
+class BenchmarkFlowTest(testtools.TestCase):
+    """The scenario's flow with fakes: stack, consoles, generator."""
+
+    def setUp(self):
+        super().setUp()
+        from epa_chain.tempest_plugin import benchmark
+        self.benchmark = benchmark
+        self.results_dir = self.useFixture(fixtures.TempDir()).path
+        self.options = opts.ChainOptions(
+            template_dir=TEMPLATES, results_dir=self.results_dir,
+            frame_sizes=(trial.FrameSize(size=64),
+                         trial.FrameSize.parse('imix')),
+            flow_counts=(1, 100), search_method='rfc2544',
+            trial_duration=10.0, stack_create_timeout=120,
+            vnf_ready_timeout=60)
+        self.heat = FakeHeatClient(
+            create=('CREATE_IN_PROGRESS', 'CREATE_COMPLETE'),
+            outputs=as_outputs(CHAIN_OUTPUTS),
+            resources=[fake_resource('server', 'OS::Nova::Server',
+                                     physical_id='id-vnf1'),
+                       fake_resource('server', 'OS::Nova::Server',
+                                     physical_id='id-gen')])
+        self.compute = FakeCompute(
+            {'id-vnf1': ['', console_ready('s-vnf1', 'prox')],
+             'id-gen': [console_ready('s-generator', 'prox')]},
+            names={'id-vnf1': 's-vnf1', 'id-gen': 's-generator'})
+        self.generator = FakeGenerator()
+        self.endpoints = []
+        self.plans = []
+        self.cleanups = []
+        self.clock = FakeClock()
+        self.stacks = stack.StackService(self.heat, poll_interval=1,
+                                         clock=self.clock,
+                                         sleep=self.clock.sleep)
+
+    def record_campaigns(self):
+        """Replace the campaigns (the engine's business) by a recorder."""
+        recorded = {'schema': 'epa-chain/results/1', 'cases': []}
+
+        def fake_run(generator, plan, progress=None):
+            self.assertIs(self.generator, generator)
+            self.plans.append(plan)
+            return recorded
+
+        patches = [mock.patch.object(self.benchmark.campaign, 'run',
+                                     side_effect=fake_run),
+                   mock.patch.object(self.benchmark.results, 'write',
+                                     return_value=['a.json', 'a.txt'])]
+        for patch in patches:
+            patch.start()
+            self.addCleanup(patch.stop)
+
+    def generator_factory(self, endpoint):
+        self.endpoints.append(endpoint)
+        return self.generator
+
+    def chain_benchmark(self, add_cleanup=None):
+        return self.benchmark.ChainBenchmark(
+            self.options, self.stacks, self.compute,
+            add_cleanup or self.cleanups.append,
+            generator_factory=self.generator_factory, ready_interval=1,
+            clock=self.clock, sleep=self.clock.sleep)
+
+    def run_cleanups(self):
+        while self.cleanups:
+            self.cleanups.pop()()
+
+    def test_whole_flow_on_the_model(self):
+        # The model generator (a simulated SUT with a known NDR, virtual
+        # clock) behind the fake cloud: real campaigns, reports and files.
+        from epa_chain import generators
+        ndr_fps = 2.0e6
+        self.generator = generators.create('model', ndr_fps=ndr_fps)
+        written = self.chain_benchmark().run('s', 1, 'bidirectional')
+        self.assertEqual([CHAIN_OUTPUTS['generator_control_endpoint']],
+                         self.endpoints)
+        run_dir = os.path.dirname(written[0])
+        self.assertTrue(run_dir.endswith('-1vnf-bidirectional'))
+        jsons = sorted(p for p in written if p.endswith('.json'))
+        self.assertEqual(
+            ['64B-100flows.json', '64B-1flows.json',
+             'imix-64x7-570x4-1518x1-100flows.json',
+             'imix-64x7-570x4-1518x1-1flows.json'],
+            [os.path.basename(p) for p in jsons])
+        for path in jsons:
+            with open(path) as f:
+                document = json.load(f)
+            self.assertEqual('epa-chain/results/1', document['schema'])
+            self.assertEqual('rfc2544', document['method'])
+            (case,) = document['cases']
+            self.assertEqual(['forward', 'reverse'], case['directions'])
+            self.assertIsNone(case['error'])
+            ndr = [g for g in case['search']['goals']
+                   if g['name'] == 'NDR'][0]['throughput_fps']
+            self.assertLessEqual(ndr, ndr_fps)
+            self.assertGreater(ndr, ndr_fps * (1 - 2 * 0.005))
+            self.assertIsNotNone(case['latency'])
+            self.assertTrue(os.path.isfile(path[:-5] + '.txt'))
+        with open(os.path.join(run_dir, 'tables.txt')) as f:
+            self.assertEqual(4, f.read().count('== '))
+        # The stack is deleted by the registered cleanup, and waited for.
+        self.assertEqual(1, len(self.cleanups))
+        self.heat.scripts['delete'] = ['DELETE_IN_PROGRESS', 'GONE']
+        self.run_cleanups()
+        self.assertIn(('delete', 'stack-id-1'), self.heat.calls)
+        self.assertEqual(('get', 'stack-id-1'), self.heat.calls[-1])
+
+    def test_flow_order_and_plans(self):
+        self.record_campaigns()
+        self.chain_benchmark().run('s', 1, 'bidirectional')
+        # Hop check first: one low-rate trial per direction.
+        self.assertEqual([('forward',), ('reverse',)],
+                         [s.profile.directions for s in self.generator.specs])
+        self.assertEqual(
+            [(64, 1), (64, 100), (None, 1), (None, 100)],
+            [(p.frame_sizes[0].size, p.flow_counts[0]) for p in self.plans])
+        for plan in self.plans:
+            self.assertEqual(('forward', 'reverse'), tuple(plan.directions))
+            self.assertEqual('rfc2544', plan.method)
+            self.assertEqual(10.0, plan.trial_duration_s)
+            self.assertEqual({'NDR': 0.0, 'PDR': 0.005}, plan.loss_goals)
+            self.assertEqual(0.9, plan.latency_load_fraction)
+            self.assertEqual(1, plan.chain_length)
+            self.assertTrue(os.path.isdir(plan.results_dir))
+        self.assertTrue(self.generator.closed)
+
+    def test_failed_case_fails_the_scenario_after_writing(self):
+        from epa_chain import generators
+        # The VNF stops forwarding after the hop check's two trials.
+        self.generator = generators.create('model',
+                                           stop_forwarding_after=2)
+        self.options = dataclasses.replace(
+            self.options, frame_sizes=(trial.FrameSize(size=64),),
+            flow_counts=(1,))
+        error = self.assertRaises(self.benchmark.BenchmarkError,
+                                  self.chain_benchmark().run,
+                                  's', 1, 'unidirectional')
+        self.assertIn('1 case(s) failed', str(error))
+        run_dir = str(error).split('results in ')[1].split(':')[0]
+        self.assertTrue(os.path.isfile(os.path.join(run_dir,
+                                                    '64B-1flows.json')))
+
+    def test_stack_deleted_when_create_fails(self):
+        self.heat.scripts['create'] = ['CREATE_IN_PROGRESS', 'CREATE_FAILED']
+        flow = self
+
+        class Scenario(testtools.TestCase):
+            def test_it(self):
+                flow.chain_benchmark(self.addCleanup).run(
+                    's', 2, 'unidirectional')
+
+        result = unittest.TestResult()
+        Scenario('test_it').run(result)
+        self.assertEqual(1, len(result.errors))
+        self.assertIn('CREATE_FAILED', result.errors[0][1])
+        deletes = [c for c in self.heat.calls if c[0] == 'delete']
+        self.assertEqual([('delete', 'stack-id-1')], deletes)
+        self.assertEqual([], self.plans)
+
+    def test_stack_deleted_when_a_hop_does_not_forward(self):
+        self.record_campaigns()
+        self.generator.forwarding = {'reverse': 0.0}
+        error = self.assertRaises(hop_check.HopCheckError,
+                                  self.chain_benchmark().run,
+                                  's', 1, 'bidirectional')
+        self.assertIn('reverse direction does not forward', str(error))
+        self.assertEqual([], self.plans)
+        self.assertTrue(self.generator.closed)
+        self.run_cleanups()
+        self.assertIn(('delete', 'stack-id-1'), self.heat.calls)
+
+    def test_unidirectional_measures_forward_only(self):
+        self.record_campaigns()
+        self.options = dataclasses.replace(self.options,
+                                           frame_sizes=(
+                                               trial.FrameSize(size=1518),),
+                                           flow_counts=(1,))
+        self.chain_benchmark().run('s', 1, 'unidirectional')
+        self.assertEqual([('forward',)],
+                         [s.profile.directions for s in self.generator.specs])
+        (plan,) = self.plans
+        self.assertEqual(('forward',), tuple(plan.directions))
+
+    def test_default_generator_is_prox_at_the_endpoint(self):
+        # The registry's 'prox' generator, built without connecting.
+        generator = self.benchmark.prox_generator(
+            {'host': '192.0.2.7', 'port': '9000'})
+        self.addCleanup(generator.close)
+        self.assertEqual('prox', generator.name)
+        self.assertEqual(('192.0.2.7', 9000), (generator.host,
+                                               generator.port))
+
+    def test_refused_option_fails_before_any_stack(self):
+        self.options = dataclasses.replace(self.options,
+                                           latency_load_fraction=0.0)
+        error = self.assertRaises(opts.OptionError,
+                                  self.chain_benchmark().run,
+                                  's', 1, 'unidirectional')
+        self.assertIn('[epa_chain] latency_load_fraction', str(error))
+        self.assertEqual([], self.heat.calls)
+        self.assertEqual([], self.cleanups)
+
+    def test_stack_without_generator_endpoint(self):
+        outputs = dict(CHAIN_OUTPUTS, generator_control_endpoint=None)
+        error = self.assertRaises(self.benchmark.BenchmarkError,
+                                  self.chain_benchmark().measure,
+                                  outputs, 1, 'unidirectional')
+        self.assertIn('generator_control_endpoint', str(error))
+
+    def test_missing_vnf_server_is_reported(self):
+        self.heat.resource_list = self.heat.resource_list[1:]
+        error = self.assertRaises(readiness.NotReadyError,
+                                  self.chain_benchmark().run,
+                                  's', 1, 'unidirectional')
+        self.assertIn('no server named s-vnf1', str(error))
+        self.assertEqual(1, len(self.cleanups))
+
+    def test_campaign_from_options(self):
+        options = dataclasses.replace(self.options, search_method='best-of-n',
+                                      repetitions=5, latency_duration=0.0,
+                                      latency_soak_duration=0.0)
+        plan = self.benchmark.build_campaign(
+            options, trial.FrameSize(size=64), 1000, 'unidirectional', 2,
+            None)
+        self.assertEqual('best-of-n', plan.method)
+        self.assertEqual(5, plan.repetitions)
+        self.assertEqual([1000], list(plan.flow_counts))
+        self.assertEqual(0.0, plan.latency_duration_s)
+        self.assertEqual(2, plan.chain_length)
+
+    def test_campaign_refusal_names_the_option(self):
+        options = dataclasses.replace(self.options, search_resolution=0.0)
+        error = self.assertRaises(
+            opts.OptionError, self.benchmark.build_campaign, options,
+            trial.FrameSize(size=64), 1, 'unidirectional', 1, None)
+        self.assertIn('[epa_chain] search_resolution', str(error))
+        options = dataclasses.replace(self.options, ndr_loss_ratio=0.005)
+        error = self.assertRaises(
+            opts.OptionError, self.benchmark.build_campaign, options,
+            trial.FrameSize(size=64), 1, 'unidirectional', 1, None)
+        self.assertIn('ndr_loss_ratio and pdr_loss_ratio', str(error))
+
+
+class ResultsTest(testtools.TestCase):
+
+    def test_file_stems(self):
+        from epa_chain.tempest_plugin import results
+        self.assertEqual('64B-1flows', results.file_stem(
+            trial.FrameSize(size=64), 1))
+        self.assertEqual('imix-64x7-570x4-1518x1-1000flows',
+                         results.file_stem(trial.FrameSize.parse('imix'),
+                                           1000))
+
+    def test_partial_directory_per_case(self):
+        from epa_chain.tempest_plugin import results
+        base = self.useFixture(fixtures.TempDir()).path
+        first = results.partial_directory(base, '64B-1flows')
+        second = results.partial_directory(base, '64B-100flows')
+        self.assertNotEqual(first, second)
+        self.assertTrue(os.path.isdir(first))
+        self.assertTrue(os.path.isdir(second))
+
+
+ENTRY_POINT_GROUP = 'tempest.test_plugins'
+ENTRY_POINT = 'epa_chain.tempest_plugin.plugin:EpaChainTempestPlugin'
+
+
+class TempestCommandTest(testtools.TestCase):
+    """`tempest init`, `tempest list-plugins`, `tempest run --list-tests`.
+
+    Tempest finds plugins by entry point, so this needs the epa-chain
+    distribution installed next to the `tempest` command (tox installs it;
+    a bare source tree on PYTHONPATH does not count).
+    """
+
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        cls.tempest = os.path.join(os.path.dirname(sys.executable), 'tempest')
+        if not os.access(cls.tempest, os.X_OK):
+            raise unittest.SkipTest('no tempest command next to %s (install '
+                                    'test-requirements.txt)' % sys.executable)
+        try:
+            distribution = importlib.metadata.distribution('epa-chain')
+        except importlib.metadata.PackageNotFoundError:
+            raise unittest.SkipTest(
+                'the epa-chain distribution is not installed in this '
+                'environment (pip install .): Tempest finds plugins by '
+                'entry point')
+        cls.entry_points = [ep.value for ep in distribution.entry_points
+                            if ep.group == ENTRY_POINT_GROUP]
+        # One workspace for the class: `tempest init` takes a second.
+        # It registers workspaces in ~/.tempest, so HOME is a temp dir.
+        cls.home = tempfile.mkdtemp(prefix='epa-chain-tempest-')
+        cls.workspace = os.path.join(cls.home, 'workspace')
+        cls.env = dict(os.environ, HOME=cls.home, TMPDIR=cls.home)
+        cls.init = cls.run_tempest('init', cls.workspace, cwd=cls.home)
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.home, ignore_errors=True)
+        super().tearDownClass()
+
+    @classmethod
+    def run_tempest(cls, *args, cwd=None):
+        return subprocess.run(
+            [cls.tempest] + list(args), cwd=cwd or cls.workspace,
+            env=cls.env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+            universal_newlines=True, timeout=120)
+
+    def setUp(self):
+        super().setUp()
+        self.assertEqual(
+            [ENTRY_POINT], self.entry_points,
+            'setup.cfg [entry_points] needs "%s =\\n    epa-chain = %s"'
+            % (ENTRY_POINT_GROUP, ENTRY_POINT))
+        self.assertEqual(0, self.init.returncode, self.init.stdout)
+
+    def tempest_command(self, *args):
+        process = self.run_tempest(*args)
+        self.assertEqual(0, process.returncode,
+                         'tempest %s: %s' % (' '.join(args),
+                                             process.stdout[-3000:]))
+        return process.stdout
+
+    def test_list_plugins(self):
+        output = self.tempest_command('list-plugins')
+        self.assertIn('epa-chain', output)
+        self.assertIn(ENTRY_POINT, output)
+
+    def test_list_tests(self):
+        # `tempest run` itself is not run here (seconds of stestr): the
+        # skip without a cloud is ScenarioSkipTest's, under fake config.
+        output = self.tempest_command('run', '--list-tests')
+        listed = sorted(line.strip() for line in output.splitlines()
+                        if line.startswith(SCENARIO_MODULE))
+        self.assertEqual(6, len(listed), output[-3000:])
+        for name, line in zip(sorted(SCENARIO_NAMES), listed):
+            self.assertIn('.ChainBenchmarkTest.%s[id-' % name, line)
+            self.assertTrue(line.endswith(',slow]'), line)
