@@ -1,0 +1,454 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
+"""PROX configuration of the generator role, and where its tasks run.
+
+`render(node_config, port_devargs, cores)` writes the .cfg the VNF runtime
+starts PROX with inside the generator image; `GeneratorLayout` says which
+core/task sends and which measures each direction, for the controller
+(epa_chain.prox.generator) that drives PROX over its control socket.
+
+Layout for cores [m, g1, (g2,) l]:
+
+- core m: PROX master;
+- core g1: gen task 0 for the forward direction (out of the left port);
+- core g2: gen task 0 for the reverse direction (out of the right port),
+  only when the node has a reverse flow; PROX runs one gen task per core;
+- core l: lat task 0 receives the forward direction on the right port,
+  lat task 1 the reverse direction on the left port. Both always exist:
+  every port needs a receive queue, and latency needs the gen and lat
+  tasks in one PROX instance (one TSC).
+
+Frames: Ethernet / IPv4 198.18.0.1 -> 198.19.0.1 (RFC 2544 benchmarking
+addresses; reversed for the reverse direction) / UDP 1024 -> 2048, with
+PROX's timestamp at byte 42, accuracy at 46, packet id at 50 and a
+signature at 56, the positions of the recorded capture and of samplevnf's
+rapid. That needs 60 bytes, the 64-byte minimum frame without its FCS.
+
+The layout also travels inside the configuration, as the PROX variable
+`$epa_chain_layout`: the controller asks PROX for it (`echo
+$epa_chain_layout`) and so knows the cores, tasks and histogram bucket
+width without being told.
+
+PROX's TCP listener (`-t`) binds 8474 on every address and cannot be
+moved; the runtime starts PROX with its UNIX socket (`-u`) instead and
+relays the management address and control port to it
+(epa_chain.vnf_runtime.control_relay).
+
+Only the standard library and node_config here: this runs in the image.
+"""
+
+import dataclasses
+import re
+import typing
+
+from epa_chain.chain import node_config as node_config_module
+from epa_chain.prox import traffic
+
+DIRECTIONS = node_config_module.DIRECTIONS
+PORT_NAMES = node_config_module.PORT_NAMES
+DEFAULT_LATENCY_BUCKET_SHIFT = 12
+DEFAULT_ACCURACY_LIMIT_NS = 1000000
+DEFAULT_MTU = 1500
+# PROX raises any smaller `latency bucket size` to 11.
+MIN_LATENCY_BUCKET_SHIFT = 11
+MAX_LATENCY_BUCKET_SHIFT = 30
+ETHERNET_OVERHEAD = 18  # header and FCS: frame size = MTU + 18
+SIGNATURE = 0x98765432
+LAT_POS, ACCURACY_POS, PACKET_ID_POS, SIGNATURE_POS = 42, 46, 50, 56
+TEMPLATE_SIZE = 60
+ADDRESSES = {'forward': ('198.18.0.1', '198.19.0.1'),
+             'reverse': ('198.19.0.1', '198.18.0.1')}
+LAYOUT_VARIABLE = '$epa_chain_layout'
+LAYOUT_FORMAT = 'epa-chain-layout-1'
+
+_PCI = re.compile(r'^(?:([0-9a-fA-F]{4}):)?([0-9a-fA-F]{2}):'
+                  r'([0-9a-fA-F]{2})\.([0-7])(?:,.*)?$')
+_VDEV = re.compile(r'^(?:net|eth)_[A-Za-z0-9_]+(?:,.*)?$')
+_SAFE = re.compile(r'^[^\s;$\\]+$')
+
+
+class GenConfigError(ValueError):
+    """An argument of render() cannot make a working configuration."""
+
+    def __init__(self, field, message):
+        super().__init__('%s: %s' % (field, message))
+        self.field = field
+        self.message = message
+
+
+@dataclasses.dataclass(frozen=True)
+class TaskRef:
+    core: int
+    task: int
+
+    def __str__(self):
+        return 'core %d task %d' % (self.core, self.task)
+
+
+@dataclasses.dataclass(frozen=True)
+class DirectionLayout:
+    """Who sends and who measures one direction.
+
+    Ports are PROX (DPDK) port ids. `latency_index` is the lat task's index
+    in PROX's `stats latency(N).*` paths: lat tasks ordered by core, then
+    task.
+    """
+
+    direction: str
+    gen: TaskRef
+    lat: TaskRef
+    tx_port: int
+    rx_port: int
+    latency_index: int
+
+
+@dataclasses.dataclass(frozen=True)
+class GeneratorLayout:
+    directions: typing.Tuple[DirectionLayout, ...]
+    master_core: int
+    latency_bucket_shift: int = DEFAULT_LATENCY_BUCKET_SHIFT
+    accuracy_limit_ns: int = DEFAULT_ACCURACY_LIMIT_NS
+    max_frame_bytes: int = DEFAULT_MTU + ETHERNET_OVERHEAD
+
+    def __post_init__(self):
+        names = [d.direction for d in self.directions]
+        if not names or len(set(names)) != len(names) or (
+                set(names) - set(DIRECTIONS)):
+            raise ValueError('layout directions must be distinct, from %s, '
+                             'not %s' % (DIRECTIONS, names))
+        gens = [d.gen for d in self.directions]
+        if len(set(gens)) != len(gens):
+            raise ValueError('two directions share a gen task')
+
+    @property
+    def direction_names(self):
+        return tuple(d.direction for d in self.directions)
+
+    def direction(self, name):
+        for layout in self.directions:
+            if layout.direction == name:
+                return layout
+        raise ValueError('this PROX generator has no %s gen task (it has %s)'
+                         % (name, ', '.join(self.direction_names)))
+
+    def to_dict(self):
+        return dataclasses.asdict(self)
+
+    def to_text(self):
+        """One word for a PROX variable (no spaces, no ';', no '$').
+
+        'epa-chain-layout-1,m0,b12,a1000000,x1518,forward:1.0:3.0:0:1:0,...'
+        with direction:gen core.task:lat core.task:tx port:rx port:
+        latency index.
+        """
+        parts = [LAYOUT_FORMAT, 'm%d' % self.master_core,
+                 'b%d' % self.latency_bucket_shift,
+                 'a%d' % self.accuracy_limit_ns, 'x%d' % self.max_frame_bytes]
+        for d in self.directions:
+            parts.append('%s:%d.%d:%d.%d:%d:%d:%d' % (
+                d.direction, d.gen.core, d.gen.task, d.lat.core, d.lat.task,
+                d.tx_port, d.rx_port, d.latency_index))
+        return ','.join(parts)
+
+    @classmethod
+    def from_text(cls, text):
+        """The layout to_text() wrote; ValueError if `text` is not one."""
+        parts = text.strip().split(',')
+        if parts[0] != LAYOUT_FORMAT:
+            raise ValueError('not an %s layout: %r' % (LAYOUT_FORMAT, text))
+        try:
+            values = {p[0]: int(p[1:]) for p in parts[1:5]}
+            directions = []
+            for part in parts[5:]:
+                name, gen, lat, tx, rx, index = part.split(':')
+                directions.append(DirectionLayout(
+                    direction=name, gen=TaskRef(*map(int, gen.split('.'))),
+                    lat=TaskRef(*map(int, lat.split('.'))), tx_port=int(tx),
+                    rx_port=int(rx), latency_index=int(index)))
+            return cls(directions=tuple(directions), master_core=values['m'],
+                       latency_bucket_shift=values['b'],
+                       accuracy_limit_ns=values['a'],
+                       max_frame_bytes=values['x'])
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ValueError('bad %s layout %r: %s'
+                             % (LAYOUT_FORMAT, text, exc))
+
+    @classmethod
+    def from_dict(cls, data):
+        try:
+            directions = tuple(
+                DirectionLayout(direction=d['direction'],
+                                gen=TaskRef(**d['gen']),
+                                lat=TaskRef(**d['lat']),
+                                tx_port=int(d['tx_port']),
+                                rx_port=int(d['rx_port']),
+                                latency_index=int(d['latency_index']))
+                for d in data['directions'])
+            return cls(directions=directions,
+                       master_core=int(data['master_core']),
+                       latency_bucket_shift=int(
+                           data.get('latency_bucket_shift',
+                                    DEFAULT_LATENCY_BUCKET_SHIFT)),
+                       accuracy_limit_ns=int(
+                           data.get('accuracy_limit_ns',
+                                    DEFAULT_ACCURACY_LIMIT_NS)),
+                       max_frame_bytes=int(
+                           data.get('max_frame_bytes',
+                                    DEFAULT_MTU + ETHERNET_OVERHEAD)))
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ValueError('not a generator layout (%s): %r'
+                             % (exc, data))
+
+    @classmethod
+    def standard(cls, cores, directions=DIRECTIONS, left_port=0,
+                 right_port=1, **options):
+        """The layout render() writes for `cores` and `directions`."""
+        cores = list(cores)
+        directions = [d for d in DIRECTIONS if d in directions]
+        if len(cores) < 2 + len(directions):
+            raise ValueError('%d directions need %d cores (master, one gen '
+                             'per direction, latency), got %r'
+                             % (len(directions), 2 + len(directions),
+                                cores))
+        lat_core = cores[1 + len(directions)]
+        ports = {'forward': (left_port, right_port, 0),
+                 'reverse': (right_port, left_port, 1)}
+        layouts = []
+        for index, direction in enumerate(directions):
+            tx_port, rx_port, lat_task = ports[direction]
+            layouts.append(DirectionLayout(
+                direction=direction, gen=TaskRef(cores[1 + index], 0),
+                lat=TaskRef(lat_core, lat_task), tx_port=tx_port,
+                rx_port=rx_port, latency_index=lat_task))
+        return cls(directions=tuple(layouts), master_core=cores[0],
+                   **options)
+
+    @classmethod
+    def recorded_capture(cls):
+        """The layout of the recorded capture's gen.cfg.
+
+        Gen task 0 and lat task 1 on core 1, forward only, PROX's default
+        latency buckets.
+        """
+        return cls(directions=(DirectionLayout(
+            direction='forward', gen=TaskRef(1, 0), lat=TaskRef(1, 1),
+            tx_port=0, rx_port=1, latency_index=0),),
+            master_core=0, latency_bucket_shift=11,
+            accuracy_limit_ns=1000000, max_frame_bytes=1518)
+
+
+def dpdk_port_ids(port_devargs):
+    """DPDK port ids of the left and right ports, and the EAL arguments.
+
+    DPDK numbers PCI devices in bus order (sorted addresses), then virtual
+    devices in command-line order; PROX's [port N] means DPDK port N.
+    """
+    if not isinstance(port_devargs, dict) or set(port_devargs) != set(
+            PORT_NAMES):
+        raise GenConfigError('port_devargs', 'must map exactly left and '
+                             'right to a PCI address or a DPDK vdev')
+    pci, vdev = [], []
+    for name in PORT_NAMES:
+        value = port_devargs[name]
+        field = 'port_devargs[%s]' % name
+        if not isinstance(value, str) or not _SAFE.match(value):
+            raise GenConfigError(field, 'give a PCI address like '
+                                 '0000:00:05.0 or a vdev like '
+                                 'net_af_packet0,iface=eth1 (no spaces), '
+                                 'not %r' % (value,))
+        match = _PCI.match(value)
+        if match:
+            domain, bus, device, function = match.groups()
+            key = (int(domain or '0', 16), int(bus, 16), int(device, 16),
+                   int(function, 16))
+            pci.append((key, name, value))
+        elif _VDEV.match(value):
+            vdev.append((name, value))
+        else:
+            raise GenConfigError(field, 'not a PCI address (0000:00:05.0) '
+                                 'or a vdev (net_<driver><n>,...): %r'
+                                 % (value,))
+    if len(pci) == 2 and pci[0][0] == pci[1][0]:
+        raise GenConfigError('port_devargs', 'left and right are the same '
+                             'PCI device')
+    if len(vdev) == 2 and vdev[0][1].split(',')[0] == (
+            vdev[1][1].split(',')[0]):
+        raise GenConfigError('port_devargs', 'left and right vdevs need '
+                             'different names (net_af_packet0, ...1)')
+    pci.sort()
+    order = [name for _key, name, _value in pci] + [n for n, _v in vdev]
+    eal = ['-a %s' % value for _key, _name, value in pci]
+    eal += ['--vdev=%s' % value for _name, value in vdev]
+    return {name: order.index(name) for name in PORT_NAMES}, eal, bool(pci)
+
+
+def layout_for(config, port_devargs, cores, **options):
+    """The GeneratorLayout render() uses for these arguments."""
+    _check_node(config)
+    port_ids, _eal, _has_pci = dpdk_port_ids(port_devargs)
+    directions = [f.direction for f in config.flows]
+    cores = _check_cores(cores, config.cores_needed)
+    return GeneratorLayout.standard(cores, directions,
+                                    left_port=port_ids['left'],
+                                    right_port=port_ids['right'],
+                                    **options)
+
+
+def render(config, port_devargs, cores, latency_bucket_shift=(
+        DEFAULT_LATENCY_BUCKET_SHIFT), accuracy_limit_ns=(
+        DEFAULT_ACCURACY_LIMIT_NS), mtu=None, file_prefix='epa-chain-gen',
+        mempool_size='16K'):
+    """A complete PROX .cfg for the generator role of `config`.
+
+    latency_bucket_shift: histogram buckets are 2**shift TSC cycles wide
+    (12 at 2.6 GHz: 1.58 us, 127 buckets up to 200 us, then one overflow
+    bucket). accuracy_limit_ns: samples whose timestamps PROX could not
+    place within this error are dropped from the latency statistics;
+    PROX's default of 5 us drops nearly all of them in a VM.
+    """
+    _check_node(config)
+    if not (isinstance(latency_bucket_shift, int) and
+            MIN_LATENCY_BUCKET_SHIFT <= latency_bucket_shift <=
+            MAX_LATENCY_BUCKET_SHIFT):
+        raise GenConfigError('latency_bucket_shift', 'must be %d..%d, not '
+                             '%r' % (MIN_LATENCY_BUCKET_SHIFT,
+                                     MAX_LATENCY_BUCKET_SHIFT,
+                                     latency_bucket_shift))
+    if not isinstance(accuracy_limit_ns, int) or accuracy_limit_ns < 1:
+        raise GenConfigError('accuracy_limit_ns', 'must be a whole number '
+                             'of nanoseconds >= 1')
+    if mtu is not None and not (isinstance(mtu, int) and
+                                68 <= mtu <= 9600):
+        raise GenConfigError('mtu', 'must be 68..9600, not %r' % (mtu,))
+    for field, value in (('file_prefix', file_prefix),
+                         ('mempool_size', mempool_size)):
+        if not isinstance(value, str) or not _SAFE.match(value):
+            raise GenConfigError(field, 'must be one word, not %r'
+                                 % (value,))
+    port_ids, eal, has_pci = dpdk_port_ids(port_devargs)
+    layout = layout_for(
+        config, port_devargs, cores,
+        latency_bucket_shift=latency_bucket_shift,
+        accuracy_limit_ns=accuracy_limit_ns,
+        max_frame_bytes=(mtu or DEFAULT_MTU) + ETHERNET_OVERHEAD)
+    port_name = {port_ids['left']: 'left', port_ids['right']: 'right'}
+    out = [
+        '; PROX generator for %s, rendered by epa_chain.prox.gen_config.'
+        % config.name,
+        '; Driven over the control socket by epa_chain.prox.generator,',
+        '; which reads the layout below with "echo %s".' % LAYOUT_VARIABLE,
+        '',
+        '[variables]',
+        '%s=%s' % (LAYOUT_VARIABLE, layout.to_text()),
+        '',
+        '[eal options]',
+        '-n=4',
+        'no-output=no',
+    ]
+    if not has_pci:
+        out.append('no-pci=yes')
+    out.append('eal=--file-prefix=%s %s' % (file_prefix, ' '.join(eal)))
+    for port_id in sorted(port_name):
+        name = port_name[port_id]
+        out += ['', '[port %d]' % port_id, 'name=%s' % name,
+                'mac=hardware']
+        if mtu is not None:
+            out.append('mtu size=%d' % mtu)
+    out += ['', '[defaults]', 'mempool size=%s' % mempool_size,
+            '', '[global]', 'name=epa-chain-generator',
+            '', '[core %d]' % layout.master_core, 'mode=master']
+    marks = ['lat pos=%d' % LAT_POS, 'accuracy pos=%d' % ACCURACY_POS,
+             'packet id pos=%d' % PACKET_ID_POS,
+             'signature=0x%08x' % SIGNATURE,
+             'signature pos=%d' % SIGNATURE_POS]
+    for direction in layout.directions:
+        flow = config.flow(direction.direction)
+        # name= after task= names the task, as in the recorded capture.
+        out += ['', '[core %d]' % direction.gen.core,
+                'task=%d' % direction.gen.task,
+                'name=gen-%s' % direction.direction,
+                'mode=gen',
+                'tx port=%s' % flow.tx_port,
+                '; 10 Mbit/s until the controller sets a speed',
+                'bps=1250000',
+                'pkt inline=%s' % _template(
+                    flow.next_hop_mac, config.ports[flow.tx_port].mac,
+                    *ADDRESSES[direction.direction]),
+                'pkt size=%d' % TEMPLATE_SIZE] + marks
+    lat_core = layout.directions[0].lat.core
+    out += ['', '[core %d]' % lat_core]
+    receivers = (('forward', 'right'), ('reverse', 'left'))
+    for task, (direction, port) in enumerate(receivers):
+        out += ['task=%d' % task, 'name=lat-%s' % direction, 'mode=lat',
+                'rx port=%s' % port,
+                'accuracy limit nsec=%d' % accuracy_limit_ns,
+                'latency bucket size=%d' % latency_bucket_shift] + marks
+    return '\n'.join(out) + '\n'
+
+
+def layout_from_config(text):
+    """The GeneratorLayout recorded in a .cfg written by render()."""
+    prefix = LAYOUT_VARIABLE + '='
+    for line in text.splitlines():
+        if line.startswith(prefix):
+            return GeneratorLayout.from_text(line[len(prefix):])
+    raise ValueError('no %s variable: not a configuration written by '
+                     'epa_chain.prox.gen_config.render' % LAYOUT_VARIABLE)
+
+
+def _check_node(config):
+    if not isinstance(config, node_config_module.NodeConfig):
+        raise GenConfigError('node_config', 'must be a NodeConfig, not %r'
+                             % type(config).__name__)
+    if config.role != 'generator':
+        raise GenConfigError('node_config.role', 'is %r: only the generator '
+                             'role runs the PROX generator' % config.role)
+
+
+def _check_cores(cores, needed):
+    cores = list(cores) if isinstance(cores, (list, tuple)) else cores
+    if not isinstance(cores, list) or not all(
+            isinstance(c, int) and not isinstance(c, bool) and c >= 0
+            for c in cores):
+        raise GenConfigError('cores', 'must be a list of CPU ids, not %r'
+                             % (cores,))
+    if len(set(cores)) != len(cores):
+        raise GenConfigError('cores', 'CPU ids repeat in %r' % (cores,))
+    if len(cores) < needed:
+        raise GenConfigError('cores', '%d CPUs needed (master, one gen core '
+                             'per direction, one latency core), got %r: '
+                             'give the generator flavor more vCPUs'
+                             % (needed, cores))
+    return cores
+
+
+def _template(dst_mac, src_mac, src_ip, dst_ip):
+    """Ethernet, IPv4 and UDP headers of a 60-byte PROX frame.
+
+    PROX fills the checksums and zero-pads to `pkt size`.
+    """
+    ip_length = TEMPLATE_SIZE - 14
+    udp_length = ip_length - 20
+    data = []
+    data += [int(b, 16) for b in dst_mac.split(':')]
+    data += [int(b, 16) for b in src_mac.split(':')]
+    data += [0x08, 0x00]
+    data += [0x45, 0x00, ip_length >> 8, ip_length & 0xff, 0x00, 0x01,
+             0x00, 0x00, 64, 17, 0x00, 0x00]
+    data += [int(b) for b in src_ip.split('.')]
+    data += [int(b) for b in dst_ip.split('.')]
+    source, destination = (traffic.UDP_SOURCE_PORT,
+                           traffic.UDP_DESTINATION_PORT)
+    data += [source >> 8, source & 0xff, destination >> 8, destination & 0xff,
+             udp_length >> 8, udp_length & 0xff, 0x00, 0x00]
+    return ' '.join('%02x' % b for b in data)

@@ -1,0 +1,564 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
+"""PROX as a `Generator`: one trial over PROX's control socket.
+
+A trial, on the layout of epa_chain.prox.gen_config:
+
+1. `stop all` - also clears the lat tasks' loss, order and duplicate
+   tracking, which PROX only resets when a lat task stops;
+2. frame size (pkt_size plus the IP/UDP length fix, or imix), flows
+   (random fields or ranges), speed of each gen task in use;
+3. `reset stats`, then the lat tasks start, then each gen task;
+4. every `poll_interval_s` the task counters (`dp core stats`) and, when
+   latency is measured, each lat task's last-interval histogram
+   (`lat all stats`): PROX refreshes counters about once a second and
+   keeps only the last interval's histogram, so the trial's histogram is
+   the sum of every interval seen once (intervals are told apart by their
+   content: a poll inside the same interval sees the same snapshot);
+5. after `duration_s` each gen task stops; the lat tasks keep receiving
+   until two counter refreshes in a row show no change (the frames in
+   flight have arrived), then the final counters are read.
+
+Offered rate: the gen task's counter between two refreshes taken while it
+was sending (TSC time from PROX, so start/stop latency does not count);
+trials too short for two refreshes fall back to the host's clock between
+the start and stop commands, and say so in the notes. Trials whose rate
+misses, whose counters go backwards or do not settle, or where nothing was
+sent or forwarded, raise GeneratorError (see measurement.guards).
+"""
+
+import dataclasses
+import json
+import time
+
+from epa_chain.measurement import guards
+from epa_chain.measurement import trial
+from epa_chain.prox import client as prox_client
+from epa_chain.prox import gen_config
+from epa_chain.prox import traffic
+
+PROX_CONTROL_FAILED = 'the PROX control connection failed'
+LAYOUT_MISMATCH = 'PROX does not run the tasks this generator drives'
+UNSUPPORTED_TRIAL = 'PROX cannot generate this trial'
+NOTHING_SENT = 'the generator sent nothing'
+NOT_SETTLED = 'counters did not settle after the generator stopped'
+RATE_OVERSHOOT = 'the generator sent faster than asked'
+DEFAULT_LINK_BPS = 10e9
+
+
+@dataclasses.dataclass
+class _Snapshot:
+    gen: prox_client.TaskStats
+    lat: prox_client.TaskStats
+    running: bool
+
+
+@dataclasses.dataclass
+class _Direction:
+    """What one direction of a running trial has seen so far."""
+
+    layout: gen_config.DirectionLayout
+    snapshots: list = dataclasses.field(default_factory=list)
+    started: float = 0.0
+    stop_sent: float = 0.0
+    stopped: bool = False
+    baseline: object = None
+    last_interval: object = None
+    buckets: list = None
+    intervals: int = 0
+    out_of_order: int = 0
+    duplicates: int = 0
+    hz: int = 0
+
+
+class ProxGenerator(trial.Generator):
+    """Drive a PROX generator (gen_config's layout) at host:port.
+
+    layout: a gen_config.GeneratorLayout, its to_dict(), the path of the
+    .cfg render() wrote or of a JSON file holding to_dict(), or None to
+    ask PROX (a configuration from gen_config.render carries its layout)
+    and else to look for the standard layout on cores 0-3 (bidirectional)
+    or 0-2 (forward only), with gen_config's latency bucket width.
+    flow_mode: 'exact' or 'power-of-two' (see traffic.plan_flows).
+    update_interval_ms: make PROX refresh its counters this often instead
+    of every second: shorter drains, PROX-timed rates for short trials,
+    more polling.
+    """
+
+    name = 'prox'
+
+    def __init__(self, host, port=prox_client.DEFAULT_PORT, layout=None,
+                 link_bps=DEFAULT_LINK_BPS, rate_tolerance=0.01,
+                 flow_mode='exact', poll_interval_s=0.25,
+                 drain_timeout_s=6.0, connect_timeout_s=5.0,
+                 reply_timeout_s=5.0, start_timeout_s=15.0,
+                 stop_timeout_s=35.0, update_interval_ms=None,
+                 sleep=time.sleep, clock=time.monotonic):
+        if flow_mode not in traffic.FLOW_MODES:
+            raise ValueError('flow_mode must be one of %s, not %r'
+                             % (', '.join(traffic.FLOW_MODES), flow_mode))
+        if not float(link_bps) > 0:
+            raise ValueError('link_bps must be > 0')
+        if not 0 <= float(rate_tolerance) < 1:
+            raise ValueError('rate_tolerance must be in [0, 1)')
+        layout = _layout(layout)
+        self.host = host
+        self.port = int(port)
+        self.layout = layout
+        self._link_bps = float(link_bps)
+        self.rate_tolerance = float(rate_tolerance)
+        self.flow_mode = flow_mode
+        self.poll_interval_s = float(poll_interval_s)
+        self.update_interval_ms = None
+        if update_interval_ms is not None:
+            self.update_interval_ms = int(update_interval_ms)
+            if self.update_interval_ms < 10:
+                raise ValueError('update_interval_ms must be >= 10')
+            # see every refresh interval's histogram at least once
+            self.poll_interval_s = min(self.poll_interval_s,
+                                       self.update_interval_ms / 3000.0)
+        self.drain_timeout_s = float(drain_timeout_s)
+        self._sleep = sleep
+        self._clock = clock
+        self.client = prox_client.ProxClient(
+            host, self.port, connect_timeout=connect_timeout_s,
+            reply_timeout=reply_timeout_s, start_timeout=start_timeout_s,
+            stop_timeout=stop_timeout_s)
+        self._verified = False
+        self._imix_tasks = set()
+
+    @property
+    def link_bps(self):
+        return self._link_bps
+
+    def describe(self):
+        description = super().describe()
+        version = self.client.prox_version
+        description.update({
+            'endpoint': self.client.endpoint,
+            'prox_version': version.prox if version else None,
+            'dpdk_version': version.dpdk if version else None,
+            'layout': self.layout.to_dict() if self.layout else None,
+            'flow_mode': self.flow_mode,
+            'rate_tolerance': self.rate_tolerance,
+            'update_interval_ms': self.update_interval_ms,
+        })
+        return description
+
+    def close(self):
+        if self.client.connected:
+            try:
+                self.client.stop()
+            except prox_client.ProxError:
+                pass
+        self.client.close()
+
+    # ---- connection and layout ------------------------------------------
+
+    def connect(self):
+        """Connect and check that PROX runs the layout's tasks."""
+        try:
+            self.client.connect()
+            if not self._verified:
+                if self.layout is None:
+                    self.layout = self._discover_layout()
+                else:
+                    problem = self._layout_problem(self.layout)
+                    if problem:
+                        raise trial.GeneratorError(LAYOUT_MISMATCH, problem)
+                if self.update_interval_ms is not None:
+                    self.client.update_interval(self.update_interval_ms)
+                self._verified = True
+        except prox_client.ProxError as exc:
+            raise trial.GeneratorError(PROX_CONTROL_FAILED, str(exc))
+        return self.client.prox_version
+
+    def _discover_layout(self):
+        """The layout PROX's configuration carries, else a standard one."""
+        try:
+            text = self.client.echo(gen_config.LAYOUT_VARIABLE)
+        except prox_client.ProxNoReplyError:
+            text = None  # not rendered by gen_config (or an old PROX)
+        if text is not None:
+            try:
+                layout = gen_config.GeneratorLayout.from_text(text)
+            except ValueError as exc:
+                raise trial.GeneratorError(LAYOUT_MISMATCH, str(exc))
+            problem = self._layout_problem(layout)
+            if problem:
+                raise trial.GeneratorError(LAYOUT_MISMATCH, problem)
+            return layout
+        problems = []
+        for directions in (gen_config.DIRECTIONS, ('forward',)):
+            cores = list(range(2 + len(directions)))
+            candidate = gen_config.GeneratorLayout.standard(cores,
+                                                            directions)
+            problem = self._layout_problem(candidate)
+            if not problem:
+                return candidate
+            problems.append('%s on cores %s: %s'
+                            % ('+'.join(directions), cores, problem))
+        raise trial.GeneratorError(
+            LAYOUT_MISMATCH, 'no standard layout fits (%s); give the '
+            'layout the runtime rendered (gen_config.layout_from_config)'
+            % '; '.join(problems))
+
+    def _layout_problem(self, layout):
+        """Why PROX does not run `layout`'s tasks, or None."""
+        for direction in layout.directions:
+            try:
+                self.client.dp_core_stats(direction.gen.core,
+                                          [direction.gen.task])
+                self.client.lat_stats(direction.lat.core,
+                                      [direction.lat.task])
+            except (prox_client.ProxCommandError,
+                    prox_client.ProxNoReplyError) as exc:
+                return '%s: %s' % (direction.direction, exc.message)
+            try:
+                self.client.lat_stats(direction.gen.core,
+                                      [direction.gen.task])
+            except prox_client.ProxCommandError:
+                continue
+            return ('%s: %s is a lat task, not a gen task'
+                    % (direction.direction, direction.gen))
+        return None
+
+    # ---- one trial ------------------------------------------------------
+
+    def run_trial(self, spec):
+        self.connect()
+        directions, plan, frame = self._prepare(spec)
+        try:
+            return self._run(spec, directions, plan, frame)
+        except prox_client.ProxError as exc:
+            self._quiet()
+            raise trial.GeneratorError(PROX_CONTROL_FAILED, str(exc))
+        except trial.GeneratorError:
+            self._quiet()
+            raise
+        except ValueError as exc:
+            self._quiet()
+            raise trial.GeneratorError(UNSUPPORTED_TRIAL, str(exc))
+
+    def _prepare(self, spec):
+        layout = self.layout
+        try:
+            directions = [_Direction(layout.direction(name))
+                          for name in spec.profile.directions]
+            plan = traffic.plan_flows(spec.profile.flows, self.flow_mode)
+        except ValueError as exc:
+            raise trial.GeneratorError(UNSUPPORTED_TRIAL, str(exc))
+        frame = spec.profile.frame_size
+        largest = max(size for size, _weight in frame.mix)
+        if largest > layout.max_frame_bytes:
+            raise trial.GeneratorError(
+                UNSUPPORTED_TRIAL, '%d-byte frames exceed the generator '
+                'ports\' %d bytes; render the generator with a larger mtu'
+                % (largest, layout.max_frame_bytes))
+        percent = prox_client.speed_percent(spec.load_fps, frame.mean_bytes)
+        if not 0 < percent <= prox_client.MAX_SPEED_PERCENT:
+            raise trial.GeneratorError(
+                UNSUPPORTED_TRIAL, '%.0f fps of %s-byte frames is PROX '
+                'speed %.4g %%; PROX takes 0..%d %% (100 Gbit/s)'
+                % (spec.load_fps, frame.label, percent,
+                   prox_client.MAX_SPEED_PERCENT))
+        if spec.duration_s <= 0:
+            raise trial.GeneratorError(UNSUPPORTED_TRIAL,
+                                       'trial duration must be > 0 s')
+        return directions, plan, frame
+
+    def _quiet(self):
+        """Leave PROX stopped after a failed trial, if it still answers."""
+        try:
+            self.client.stop()
+        except prox_client.ProxError:
+            pass
+
+    def _run(self, spec, directions, plan, frame):
+        c = self.client
+        c.stop()
+        for d in directions:
+            self._configure_frames(d.layout.gen, frame)
+            c.rate_fps(d.layout.gen.core, d.layout.gen.task, spec.load_fps,
+                       frame.mean_bytes)
+        traffic.apply_flows(
+            c, [(d.layout.gen.core, d.layout.gen.task) for d in directions],
+            plan)
+        c.reset_stats()
+        if spec.measure_latency:
+            for d in directions:
+                d.baseline = self._histogram(d).identity()
+                d.buckets = [0] * prox_client.LATENCY_BUCKETS
+        watch = guards.CounterWatch('PROX')
+        lat_tasks = []
+        for d in directions:
+            if d.layout.lat not in lat_tasks:
+                lat_tasks.append(d.layout.lat)
+        for task in lat_tasks:
+            c.start([task.core], task.task)
+        started_at = time.time()
+        for d in directions:
+            c.start([d.layout.gen.core], d.layout.gen.task)
+            d.started = self._clock()
+        self._send_for(spec, directions, watch)
+        self._drain(spec, directions, watch)
+        return self._result(spec, directions, plan, frame, started_at)
+
+    def _configure_frames(self, gen, frame):
+        c, key = self.client, (gen.core, gen.task)
+        limit = self.layout.max_frame_bytes
+        if frame.imix is not None:
+            c.imix(gen.core, gen.task, traffic.imix_sequence(frame.imix),
+                   max_frame_bytes=limit)
+            self._imix_tasks.add(key)
+            return
+        if key in self._imix_tasks:
+            # A single-size imix replaces the IMIX templates when the task
+            # next runs; pkt_size alone would be overridden by it.
+            c.imix(gen.core, gen.task, [frame.size], max_frame_bytes=limit)
+            self._imix_tasks.discard(key)
+        c.frame_size(gen.core, gen.task, frame.size, max_frame_bytes=limit)
+
+    def _send_for(self, spec, directions, watch):
+        running = list(directions)
+        while running:
+            now = self._clock()
+            for d in list(running):
+                if now >= d.started + spec.duration_s:
+                    d.stop_sent = self._clock()
+                    self.client.stop([d.layout.gen.core], d.layout.gen.task)
+                    d.stopped = True
+                    running.remove(d)
+            if not running:
+                break
+            self._poll(spec, directions, watch, running=True)
+            due = min(d.started + spec.duration_s for d in running)
+            pause = min(self.poll_interval_s, due - self._clock())
+            if pause > 0:
+                self._sleep(pause)
+
+    def _drain(self, spec, directions, watch):
+        deadline = self._clock() + self.drain_timeout_s
+        previous = None
+        while True:
+            current = self._poll(spec, directions, watch, running=False)
+            if previous is not None and all(
+                    _refreshed(previous[i], current[i]) and
+                    _unchanged(previous[i], current[i])
+                    for i in range(len(directions))):
+                return
+            if previous is None or all(
+                    _refreshed(previous[i], current[i])
+                    for i in range(len(directions))):
+                previous = current
+            if self._clock() >= deadline:
+                raise trial.GeneratorError(
+                    NOT_SETTLED, '%.1f s after the gen tasks stopped: %s; '
+                    'frames still arriving (a loop in the chain?) or PROX '
+                    'not refreshing its counters (start it with -o cli)'
+                    % (self.drain_timeout_s, '; '.join(
+                        '%s tx %d rx %d' % (d.layout.direction,
+                                            s.gen.tx, s.lat.rx_dp)
+                        for d, s in zip(directions, current))))
+            self._sleep(self.poll_interval_s)
+
+    def _poll(self, spec, directions, watch, running):
+        """Read every direction's counters (one command per core)."""
+        wanted = {}
+        for d in directions:
+            for ref in (d.layout.gen, d.layout.lat):
+                tasks = wanted.setdefault(ref.core, [])
+                if ref.task not in tasks:
+                    tasks.append(ref.task)
+        stats = {}
+        for core, tasks in wanted.items():
+            stats.update(self.client.dp_core_stats(core, tasks))
+        snapshots = []
+        for d in directions:
+            gen = stats[(d.layout.gen.core, d.layout.gen.task)]
+            lat = stats[(d.layout.lat.core, d.layout.lat.task)]
+            name = d.layout.direction
+            for label, ref, value in (
+                    ('gen %s tx' % d.layout.gen, gen, gen.tx),
+                    ('lat %s rx' % d.layout.lat, lat, lat.rx),
+                    ('lat %s rx_non_dp' % d.layout.lat, lat, lat.rx_non_dp),
+                    ('gen %s last_tsc' % d.layout.gen, gen, gen.last_tsc),
+                    ('lat %s last_tsc' % d.layout.lat, lat, lat.last_tsc)):
+                watch.update('%s %s' % (name, label), value)
+            snapshot = _Snapshot(gen, lat, running and not d.stopped)
+            d.snapshots.append(snapshot)
+            d.hz = gen.hz
+            snapshots.append(snapshot)
+            if spec.measure_latency:
+                self._collect_latency(d)
+        return snapshots
+
+    def _histogram(self, d):
+        lat = d.layout.lat
+        return self.client.lat_all_stats(lat.core, lat.task,
+                                         self.layout.latency_bucket_shift)
+
+    def _collect_latency(self, d):
+        histogram = self._histogram(d)
+        identity = histogram.identity()
+        if identity in (d.baseline, d.last_interval):
+            return
+        d.last_interval = identity
+        d.intervals += 1
+        for index, count in enumerate(histogram.buckets):
+            d.buckets[index] += count
+        d.out_of_order += histogram.stats.mis_ordered
+        d.duplicates += histogram.stats.duplicate
+        d.hz = histogram.stats.hz
+
+    # ---- results ----------------------------------------------------------
+
+    def _result(self, spec, directions, plan, frame, started_at):
+        notes = ['PROX %s (DPDK %s) at %s' % (
+            self.client.prox_version.prox, self.client.prox_version.dpdk,
+            self.client.endpoint), plan.description]
+        if frame.imix is not None:
+            notes.append('IMIX cycle: %s' % ','.join(
+                map(str, traffic.imix_sequence(frame.imix))))
+        results, durations = [], []
+        for d in directions:
+            final = d.snapshots[-1]
+            tx, rx = final.gen.tx_dp, final.lat.rx_dp
+            name = d.layout.direction
+            if tx <= 0:
+                raise trial.GeneratorError(
+                    NOTHING_SENT, '%s: gen %s sent no frame; is its port '
+                    'up (port_stats) and its speed > 0?'
+                    % (name, d.layout.gen))
+            offered, method = self._offered_fps(d, tx)
+            if offered <= 0:
+                raise trial.GeneratorError(
+                    guards.RATE_SHORTFALL, '%s: gen %s sent nothing between '
+                    'two counter refreshes (%s)' % (name, d.layout.gen,
+                                                    method))
+            notes.append('%s: offered rate from %s' % (name, method))
+            durations.append(tx / offered)
+            latency = None
+            if spec.measure_latency:
+                latency, note = self._latency(d)
+                notes.append('%s: %s' % (name, note))
+            results.append(trial.DirectionResult(
+                direction=name, intended_fps=spec.load_fps,
+                offered_fps=offered, achieved_fps=offered * rx / tx,
+                tx_frames=tx, rx_frames=rx, latency=latency))
+            ceiling = spec.load_fps * (1.0 + self.rate_tolerance)
+            if offered > ceiling:
+                raise trial.GeneratorError(
+                    RATE_OVERSHOOT, '%s: offered %.0f fps of %.0f intended '
+                    '(%s); PROX speed units or counters disagree with this '
+                    'client' % (name, offered, spec.load_fps, method))
+        result = trial.TrialResult(spec=spec, directions=results,
+                                   started_at=started_at,
+                                   duration_s=max(durations), notes=notes)
+        guards.check_trial(result, self.rate_tolerance)
+        return result
+
+    def _offered_fps(self, d, final_tx):
+        """Frames/s while sending.
+
+        From two counter refreshes inside the sending period, else from
+        the host clock.
+        """
+        points = []
+        for snapshot in d.snapshots:
+            gen = snapshot.gen
+            if not snapshot.running or not 0 < gen.tx < final_tx:
+                continue
+            if points and points[-1][0] == gen.last_tsc:
+                continue
+            points.append((gen.last_tsc, gen.tx, gen.hz))
+        if len(points) >= 2:
+            (tsc_a, tx_a, hz), (tsc_b, tx_b) = points[0], points[-1][:2]
+            seconds = (tsc_b - tsc_a) / hz
+            return ((tx_b - tx_a) / seconds,
+                    '%d counter refreshes over %.2f s'
+                    % (len(points), seconds))
+        seconds = d.stop_sent - d.started
+        if seconds <= 0:
+            raise trial.GeneratorError(UNSUPPORTED_TRIAL,
+                                       'the trial was too short to time')
+        return (final_tx / seconds,
+                'the host clock over %.3f s (trial too short for two '
+                'counter refreshes; includes the start latency)' % seconds)
+
+    def _latency(self, d):
+        index = d.layout.latency_index
+        paths = ['latency(%d).tot.%s' % (index, name)
+                 for name in ('min', 'max', 'avg', 'used', 'total')]
+        low, high, avg, used, total = self.client.stats(paths,
+                                                        allow_no_value=True)
+        if not used:
+            return None, ('no latency: none of the %s frames the lat task '
+                          'saw was timed within the accuracy limit (%d ns)'
+                          % (total or 0, self.layout.accuracy_limit_ns))
+        width = prox_client.bucket_width_ns(self.layout.latency_bucket_shift,
+                                            d.hz)
+        max_ns = high * 1000.0
+        histogram = []
+        for index, count in enumerate(d.buckets):
+            if not count:
+                continue
+            lower, upper = index * width, (index + 1) * width
+            if index == prox_client.LATENCY_BUCKETS - 1:
+                upper = max(upper, max_ns)  # the overflow bucket
+            histogram.append((lower, upper, count))
+        in_histogram = sum(d.buckets)
+        record = trial.LatencyRecord(
+            min_ns=low * 1000.0, avg_ns=avg * 1000.0, max_ns=max_ns,
+            histogram=histogram, out_of_order=d.out_of_order,
+            duplicates=d.duplicates)
+        note = ('latency: %d of %d timed frames within the %d ns accuracy '
+                'limit; histogram of %d intervals holds %d of them '
+                '(%.2f %%), buckets %.1f ns wide' % (
+                    used, total or used, self.layout.accuracy_limit_ns,
+                    d.intervals, in_histogram, 100.0 * in_histogram / used,
+                    width))
+        return record, note
+
+
+def _layout(layout):
+    if layout is None or isinstance(layout, gen_config.GeneratorLayout):
+        return layout
+    if isinstance(layout, dict):
+        return gen_config.GeneratorLayout.from_dict(layout)
+    if isinstance(layout, str):
+        try:
+            with open(layout) as stream:
+                text = stream.read()
+        except OSError as exc:
+            raise ValueError('layout file %s: %s' % (layout, exc))
+        if gen_config.LAYOUT_VARIABLE + '=' in text:
+            return gen_config.layout_from_config(text)
+        try:
+            return gen_config.GeneratorLayout.from_dict(json.loads(text))
+        except ValueError as exc:
+            raise ValueError('layout file %s: neither a configuration '
+                             'rendered by gen_config nor a layout in JSON '
+                             '(%s)' % (layout, exc))
+    raise ValueError('layout must be a GeneratorLayout, its dict or a file '
+                     'path, not %r' % type(layout).__name__)
+
+
+def _refreshed(before, after):
+    return (after.gen.last_tsc > before.gen.last_tsc and
+            after.lat.last_tsc > before.lat.last_tsc)
+
+
+def _unchanged(before, after):
+    return (after.gen.tx == before.gen.tx and
+            after.lat.rx == before.lat.rx)
