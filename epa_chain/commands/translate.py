@@ -1,0 +1,139 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
+"""Translate a TOSCA service template to HOT with heat-translator, repaired.
+
+tosca-parser parses the template and its inputs, heat-translator translates
+it, then epa-chain puts back what heat-translator loses: provider VLAN
+networks, flavor extra specs, port security, the MAC chain in user_data,
+config drive, server names, the chain outputs (doc/source/tosca.rst lists
+every repair). The inputs become the HOT parameters' defaults. Exit status:
+0 translated (and valid, with --validate), 1 the template is broken or the
+result invalid, 2 usage.
+
+  epa-chain translate tosca/pvp.yaml -i tosca/presets/pvp-bidir.yaml -o x.yaml
+  epa-chain translate tosca/vecpe.yaml -o - --validate -v
+"""
+
+import importlib.util
+import json
+import os
+import sys
+import tempfile
+
+
+def add_arguments(parser):
+    parser.add_argument('template', metavar='FILE',
+                        help='TOSCA service template (tosca/*.yaml)')
+    parser.add_argument('-i', '--inputs', metavar='INPUTS',
+                        help='YAML file of input values (tosca/presets/)')
+    parser.add_argument('-o', '--output', metavar='OUT', required=True,
+                        help='HOT template to write; - for stdout')
+    parser.add_argument('--validate', action='store_true',
+                        help='validate the result as `epa-chain validate` '
+                             'does (needs the validation extra)')
+    parser.add_argument('--json', action='store_true',
+                        help='report (repairs, errors) as JSON on stderr')
+    parser.add_argument('-v', '--verbose', action='store_true',
+                        help='list every change each repair made and what '
+                             'heat-translator logged')
+
+
+def run(args):
+    missing = [name for name in ('toscaparser', 'translator')
+               if importlib.util.find_spec(name) is None]
+    if missing:
+        print('epa-chain translate needs tosca-parser and heat-translator '
+              '(pip install \'epa-chain[translation]\'); missing: %s'
+              % ', '.join(missing), file=sys.stderr)
+        return 2
+    # Imported here: tosca-parser and heat-translator take a second to load
+    # and other subcommands do not need them.
+    from epa_chain.tosca import errors
+    from epa_chain.tosca import translate
+
+    report = sys.stderr if args.output == '-' else sys.stdout
+    try:
+        result = translate.translate(args.template, args.inputs)
+    except errors.ToscaError as exc:
+        if args.json:
+            _dump({'schema': 'epa-chain/translate/1', 'translated': False,
+                   'errors': [p.as_dict() for p in exc.problems]})
+        else:
+            for problem in exc.problems:
+                print(problem, file=sys.stderr)
+            count = len(exc.problems)
+            print('\n%s: not translated (%d problem%s)'
+                  % (args.template, count, '' if count == 1 else 's'),
+                  file=sys.stderr)
+        return 1
+    text = result.to_yaml()
+    if args.output == '-':
+        sys.stdout.write(text)
+    else:
+        with open(args.output, 'w') as f:
+            f.write(text)
+    findings = _validate(text, args.output) if args.validate else []
+    errors_found = [f for f in findings if f.severity == 'error']
+    if args.json:
+        _dump({'schema': 'epa-chain/translate/1', 'translated': True,
+               'output': args.output,
+               'repairs': [{'name': r.name, 'loss': r.loss,
+                            'changes': r.changes} for r in result.repairs],
+               'heat_translator_messages': result.translator_messages,
+               'validation': [f.as_dict() for f in findings]})
+    else:
+        _print_text(result, args, findings, report)
+    return 1 if errors_found else 0
+
+
+def _validate(text, output):
+    from epa_chain.validation import runner
+
+    if output != '-':
+        return runner.validate(output).findings
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, 'translated.yaml')
+        with open(path, 'w') as f:
+            f.write(text)
+        return runner.validate(path).findings
+
+
+def _print_text(result, args, findings, out):
+    repaired = [r for r in result.repairs if r.changes]
+    print('%s%s -> %s: heat-translator, then %d repairs'
+          % (result.source, ' -i %s' % result.inputs if result.inputs else '',
+             args.output, len(repaired)), file=out)
+    for repair in result.repairs:
+        if not repair.changes and not args.verbose:
+            continue
+        print('  %-26s %s' % (repair.name.replace('repair_', ''),
+                              repair.loss if repair.changes else
+                              '(nothing lost)'), file=out)
+        if args.verbose:
+            for change in repair.changes:
+                print('      %s' % change, file=out)
+    if args.verbose and result.translator_messages:
+        print('heat-translator said:', file=out)
+        for message in result.translator_messages:
+            print('  %s' % message, file=out)
+    if args.validate:
+        errors_found = [f for f in findings if f.severity == 'error']
+        for finding in errors_found:
+            print('  ' + str(finding).replace('\n', '\n  '), file=out)
+        print('validation: %s' % ('OK' if not errors_found else
+                                  '%d errors' % len(errors_found)), file=out)
+
+
+def _dump(document):
+    json.dump(document, sys.stderr, indent=2, sort_keys=True)
+    sys.stderr.write('\n')

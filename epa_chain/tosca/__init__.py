@@ -1,0 +1,25 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
+"""TOSCA service templates translated to HOT by the upstream translator.
+
+errors       a problem in a template, addressed to its node and field.
+loader       parses a service template and its inputs with tosca-parser and
+             turns its errors into ones naming the node and the field.
+model        reads the chain out of the parsed template: segments, nodes,
+             ports, the MAC chain, management access; checks it is a chain.
+repairs      one function per thing heat-translator loses, each putting it
+             back into heat-translator's HOT from the model.
+translate    runs tosca-parser, heat-translator, then the repairs.
+equivalence  a realised stack as a graph free of names and synthetic IDs,
+             to compare a translation with the HOT preset it mirrors.
+"""
