@@ -1,0 +1,113 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
+
+"""What to run: the engine's command line, its config file and readiness.
+
+VNF + prox     PROX with the l2fwd config of prox_l2fwd
+VNF + testpmd  dpdk-testpmd with the arguments of testpmd
+generator      PROX with the gen/lat config of epa_chain.prox.gen_config,
+               tasks stopped until the measurement client starts them
+
+PROX always gets its UNIX control socket (-u): readiness is PROX answering
+there, and the generator's control relay talks to it.
+"""
+
+import dataclasses
+import os
+import shutil
+import typing
+
+from epa_chain.vnf_runtime import control_relay
+from epa_chain.vnf_runtime import errors
+from epa_chain.vnf_runtime import hugepages
+from epa_chain.vnf_runtime import prox_l2fwd
+from epa_chain.vnf_runtime import supervisor
+from epa_chain.vnf_runtime import testpmd
+
+RUN_DIR = '/run/epa-chain'
+BINARIES = {
+    'prox': ('prox', '/usr/local/bin/prox', '/opt/prox/prox'),
+    'testpmd': ('dpdk-testpmd', 'testpmd', '/usr/local/bin/dpdk-testpmd'),
+}
+
+
+@dataclasses.dataclass
+class EnginePlan:
+    engine: str
+    argv: typing.List[str]
+    config_path: typing.Optional[str]
+    config_text: typing.Optional[str]
+    ready: typing.Callable
+    hugepages_mb: int
+
+
+def find_binary(engine, override=None):
+    """Path of the engine's executable, or None if the image lacks it."""
+    for candidate in ((override,) if override else BINARIES[engine]):
+        found = shutil.which(candidate)
+        if found:
+            return found
+    return None
+
+
+def workers_needed(node):
+    return node.cores_needed - 1
+
+
+def plan(node, ports, cores, binary, run_dir=RUN_DIR):
+    """The EnginePlan for this node (pure: nothing is started)."""
+    if node.role == 'generator':
+        return _generator(node, ports, cores, binary, run_dir)
+    if node.engine == 'testpmd':
+        return EnginePlan(
+            engine='testpmd',
+            argv=testpmd.argv(binary, node, ports, cores),
+            config_path=None, config_text=None,
+            ready=supervisor.output_ready(testpmd.READY_LINE),
+            hugepages_mb=hugepages.VNF_MB)
+    path = os.path.join(run_dir, 'prox.cfg')
+    return EnginePlan(
+        engine='prox', argv=_prox_argv(binary, path, run_dir, autostart=True),
+        config_path=path, config_text=prox_l2fwd.render(node, ports, cores),
+        ready=supervisor.prox_socket_ready(control_relay.PROX_SOCKET),
+        hugepages_mb=hugepages.VNF_MB)
+
+
+def _generator(node, ports, cores, binary, run_dir):
+    try:
+        from epa_chain.prox import gen_config
+    except ImportError as exc:
+        raise errors.SystemSetupError(
+            'role generator: epa_chain.prox.gen_config is not installed in '
+            'this image (%s): build it with the generator element' % exc)
+    path = os.path.join(run_dir, 'prox.cfg')
+    try:
+        text = gen_config.render(node, {name: port.pci
+                                        for name, port in ports.items()},
+                                 list(cores.all))
+    except ValueError as exc:   # gen_config.GenConfigError
+        raise errors.SystemSetupError('generator configuration: %s' % exc)
+    return EnginePlan(
+        engine='prox',
+        argv=_prox_argv(binary, path, run_dir, autostart=False),
+        config_path=path, config_text=text,
+        ready=supervisor.prox_socket_ready(control_relay.PROX_SOCKET),
+        hugepages_mb=hugepages.GENERATOR_MB)
+
+
+def _prox_argv(binary, config_path, run_dir, autostart):
+    argv = [binary, '-f', config_path, '-o', 'cli', '-u',
+            '-l', os.path.join(run_dir, 'prox.log')]
+    if not autostart:
+        argv.append('-e')
+    return argv
