@@ -20,7 +20,8 @@ learning frame, sent from "vnf", must teach the bridge the VNF's MAC and
 reach neither other port; afterwards a frame for that MAC must reach
 "vnf" only, not be flooded to "third".
 
-Set EPA_CHAIN_OVS_TEST=1 to run it (a few seconds); it creates and removes
+``tox -e functional`` runs it (EPA_CHAIN_FUNCTIONAL=1; or set
+EPA_CHAIN_OVS_TEST=1), a few seconds; it creates and removes
 the namespaces, the veths and the datapath's ovs-netdev device, so it is
 refused while another ovs-vswitchd runs.
 """
@@ -76,9 +77,11 @@ LEARN = textwrap.dedent('''
 
 
 def _skip_reason():
-    if os.environ.get('EPA_CHAIN_OVS_TEST') != '1':
-        return ('real OVS learning check: set EPA_CHAIN_OVS_TEST=1 (needs '
-                'root, ip netns and openvswitch-switch)')
+    if '1' not in (os.environ.get('EPA_CHAIN_FUNCTIONAL'),
+                   os.environ.get('EPA_CHAIN_OVS_TEST')):
+        return ('real OVS learning check: run it with tox -e functional '
+                'or EPA_CHAIN_OVS_TEST=1 (needs root, ip netns and '
+                'openvswitch-switch)')
     if os.geteuid() != 0:
         return 'needs root for namespaces and OVS'
     for tool in ('ip', 'ovsdb-tool', 'ovsdb-server', 'ovs-vswitchd',
