@@ -15,7 +15,7 @@
 - `client`: PROX's TCP control protocol (port 8474), stdlib only.
 - `gen_config`: the generator role's PROX configuration and its core/task
   layout; the VNF runtime renders it inside the generator image.
-- `flows`: flow counts as PROX random fields or ranges.
+- `traffic`: flow counts as PROX random fields or ranges, IMIX cycles.
 - `generator`: `ProxGenerator`, a `measurement.trial.Generator`.
 
 This package is installed into the images, where only the standard library

@@ -22,7 +22,9 @@ doc/source/prox.rst and PROX 22.12's cmd_parser.c:
   (unknown command, bad core in `core stats`, bad port in `port_stats`).
   Waiting for a line after those would hang.
 - Commands run strictly in order on PROX's master loop, and `start`/`stop`
-  block that loop until the cores obey.
+  block that loop until the cores obey: at once for a stopped core, at
+  its next message check (every 3e9 TSC cycles, ~1.15 s) for a running
+  one (seen live).
 
 So every command is followed, in the same write, by `version`, whose reply
 is known after the first exchange: the lines before that reply are the
@@ -617,6 +619,10 @@ class ProxClient:
 
     def reset_stats(self):
         self.silent('reset stats')
+
+    def reset_latency_stats(self):
+        """Clear the latency totals (`stats latency(N).tot.*`) only."""
+        self.silent('reset lat stats')
 
     def update_interval(self, milliseconds):
         if not isinstance(milliseconds, int) or milliseconds < 10:

@@ -22,11 +22,18 @@ Layout for cores [m, g1, (g2,) l]:
 - core m: PROX master;
 - core g1: gen task 0 for the forward direction (out of the left port);
 - core g2: gen task 0 for the reverse direction (out of the right port),
-  only when the node has a reverse flow; PROX runs one gen task per core;
+  only when the node has a reverse flow; PROX runs one gen task per core
+  (a second one aborts PROX at start: its flow table is named after the
+  core);
 - core l: lat task 0 receives the forward direction on the right port,
   lat task 1 the reverse direction on the left port. Both always exist:
   every port needs a receive queue, and latency needs the gen and lat
   tasks in one PROX instance (one TSC).
+
+With `shared_lat_core=True` the lat tasks run on the last gen core instead
+(tasks 1 and 2 after its gen task 0), so cores [m, g1, (g2)] suffice: the
+recorded capture's layout, for hosts with few CPUs. PROX runs the tasks of
+one core in turn in one loop, so they share that core's time.
 
 Frames: Ethernet / IPv4 198.18.0.1 -> 198.19.0.1 (RFC 2544 benchmarking
 addresses; reversed for the reverse direction) / UDP 1024 -> 2048, with
@@ -59,6 +66,7 @@ PORT_NAMES = node_config_module.PORT_NAMES
 DEFAULT_LATENCY_BUCKET_SHIFT = 12
 DEFAULT_ACCURACY_LIMIT_NS = 1000000
 DEFAULT_MTU = 1500
+DEFAULT_NO_HUGE_MB = 256
 # PROX raises any smaller `latency bucket size` to 11.
 MIN_LATENCY_BUCKET_SHIFT = 11
 MAX_LATENCY_BUCKET_SHIFT = 30
@@ -211,25 +219,33 @@ class GeneratorLayout:
 
     @classmethod
     def standard(cls, cores, directions=DIRECTIONS, left_port=0,
-                 right_port=1, **options):
+                 right_port=1, shared_lat_core=False, **options):
         """The layout render() writes for `cores` and `directions`."""
         cores = list(cores)
         directions = [d for d in DIRECTIONS if d in directions]
-        if len(cores) < 2 + len(directions):
+        needed = cores_needed(len(directions), shared_lat_core)
+        if len(cores) < needed:
             raise ValueError('%d directions need %d cores (master, one gen '
-                             'per direction, latency), got %r'
-                             % (len(directions), 2 + len(directions),
+                             'per direction%s), got %r'
+                             % (len(directions), needed,
+                                '' if shared_lat_core else ', latency',
                                 cores))
-        lat_core = cores[1 + len(directions)]
+        if shared_lat_core:
+            # after the last gen core's gen task 0
+            lat_core, first_lat_task = cores[len(directions)], 1
+        else:
+            lat_core, first_lat_task = cores[1 + len(directions)], 0
         ports = {'forward': (left_port, right_port, 0),
                  'reverse': (right_port, left_port, 1)}
         layouts = []
         for index, direction in enumerate(directions):
-            tx_port, rx_port, lat_task = ports[direction]
+            tx_port, rx_port, receiver = ports[direction]
+            # PROX numbers lat tasks by core, then task: the forward
+            # receiver comes first either way.
             layouts.append(DirectionLayout(
                 direction=direction, gen=TaskRef(cores[1 + index], 0),
-                lat=TaskRef(lat_core, lat_task), tx_port=tx_port,
-                rx_port=rx_port, latency_index=lat_task))
+                lat=TaskRef(lat_core, first_lat_task + receiver),
+                tx_port=tx_port, rx_port=rx_port, latency_index=receiver))
         return cls(directions=tuple(layouts), master_core=cores[0],
                    **options)
 
@@ -245,6 +261,15 @@ class GeneratorLayout:
             tx_port=0, rx_port=1, latency_index=0),),
             master_core=0, latency_bucket_shift=11,
             accuracy_limit_ns=1000000, max_frame_bytes=1518)
+
+
+def cores_needed(directions, shared_lat_core=False):
+    """CPUs a generator layout takes.
+
+    A master, one gen core per direction and, unless the lat tasks share
+    the last gen core, one latency core.
+    """
+    return 1 + directions + (0 if shared_lat_core else 1)
 
 
 def dpdk_port_ids(port_devargs):
@@ -292,22 +317,34 @@ def dpdk_port_ids(port_devargs):
     return {name: order.index(name) for name in PORT_NAMES}, eal, bool(pci)
 
 
-def layout_for(config, port_devargs, cores, **options):
+def vdev_ports(port_devargs):
+    """Names of the ports given as DPDK vdevs rather than PCI addresses."""
+    dpdk_port_ids(port_devargs)
+    return [name for name in PORT_NAMES
+            if not _PCI.match(port_devargs[name])]
+
+
+def layout_for(config, port_devargs, cores, shared_lat_core=False,
+               **options):
     """The GeneratorLayout render() uses for these arguments."""
     _check_node(config)
     port_ids, _eal, _has_pci = dpdk_port_ids(port_devargs)
     directions = [f.direction for f in config.flows]
-    cores = _check_cores(cores, config.cores_needed)
+    cores = _check_cores(cores, cores_needed(len(directions),
+                                             shared_lat_core),
+                         shared_lat_core)
     return GeneratorLayout.standard(cores, directions,
                                     left_port=port_ids['left'],
                                     right_port=port_ids['right'],
+                                    shared_lat_core=shared_lat_core,
                                     **options)
 
 
 def render(config, port_devargs, cores, latency_bucket_shift=(
         DEFAULT_LATENCY_BUCKET_SHIFT), accuracy_limit_ns=(
         DEFAULT_ACCURACY_LIMIT_NS), mtu=None, file_prefix='epa-chain-gen',
-        mempool_size='16K'):
+        mempool_size='16K', shared_lat_core=False, huge_pages=True,
+        memory_mb=None):
     """A complete PROX .cfg for the generator role of `config`.
 
     latency_bucket_shift: histogram buckets are 2**shift TSC cycles wide
@@ -315,8 +352,24 @@ def render(config, port_devargs, cores, latency_bucket_shift=(
     bucket). accuracy_limit_ns: samples whose timestamps PROX could not
     place within this error are dropped from the latency statistics;
     PROX's default of 5 us drops nearly all of them in a VM.
+    shared_lat_core: the lat tasks run on the last gen core (one CPU
+    fewer, see the module docstring). huge_pages=False: DPDK's --no-huge,
+    for test beds without huge pages (af_packet ports), with memory_mb
+    (default 256) of ordinary memory; memory_mb alone caps the huge page
+    memory (EAL -m).
     """
     _check_node(config)
+    if memory_mb is not None and not (isinstance(memory_mb, int) and
+                                      not isinstance(memory_mb, bool) and
+                                      64 <= memory_mb <= 1048576):
+        raise GenConfigError('memory_mb', 'must be a whole number of MiB '
+                             '>= 64, not %r' % (memory_mb,))
+    if not isinstance(huge_pages, bool):
+        raise GenConfigError('huge_pages', 'must be True or False, not %r'
+                             % (huge_pages,))
+    if not isinstance(shared_lat_core, bool):
+        raise GenConfigError('shared_lat_core', 'must be True or False, '
+                             'not %r' % (shared_lat_core,))
     if not (isinstance(latency_bucket_shift, int) and
             MIN_LATENCY_BUCKET_SHIFT <= latency_bucket_shift <=
             MAX_LATENCY_BUCKET_SHIFT):
@@ -337,11 +390,12 @@ def render(config, port_devargs, cores, latency_bucket_shift=(
                                  % (value,))
     port_ids, eal, has_pci = dpdk_port_ids(port_devargs)
     layout = layout_for(
-        config, port_devargs, cores,
+        config, port_devargs, cores, shared_lat_core=shared_lat_core,
         latency_bucket_shift=latency_bucket_shift,
         accuracy_limit_ns=accuracy_limit_ns,
         max_frame_bytes=(mtu or DEFAULT_MTU) + ETHERNET_OVERHEAD)
     port_name = {port_ids['left']: 'left', port_ids['right']: 'right'}
+    vdevs = vdev_ports(port_devargs)
     out = [
         '; PROX generator for %s, rendered by epa_chain.prox.gen_config.'
         % config.name,
@@ -357,11 +411,19 @@ def render(config, port_devargs, cores, latency_bucket_shift=(
     ]
     if not has_pci:
         out.append('no-pci=yes')
+    if not huge_pages:
+        out.append('no-huge=yes')
+    if memory_mb is not None or not huge_pages:
+        out.append('-m=%d' % (memory_mb or DEFAULT_NO_HUGE_MB))
     out.append('eal=--file-prefix=%s %s' % (file_prefix, ' '.join(eal)))
     for port_id in sorted(port_name):
         name = port_name[port_id]
         out += ['', '[port %d]' % port_id, 'name=%s' % name,
                 'mac=hardware']
+        if name in vdevs:
+            # af_packet (and other vdevs) have no link state interrupt:
+            # PROX aborts in rte_eth_dev_configure() if it asks for one.
+            out.append('lsc=no')
         if mtu is not None:
             out.append('mtu size=%d' % mtu)
     out += ['', '[defaults]', 'mempool size=%s' % mempool_size,
@@ -371,10 +433,14 @@ def render(config, port_devargs, cores, latency_bucket_shift=(
              'packet id pos=%d' % PACKET_ID_POS,
              'signature=0x%08x' % SIGNATURE,
              'signature pos=%d' % SIGNATURE_POS]
+    # One [core N] section per core, its tasks in task order: PROX reads
+    # a core's tasks from one section.
+    sections = {}
     for direction in layout.directions:
         flow = config.flow(direction.direction)
         # name= after task= names the task, as in the recorded capture.
-        out += ['', '[core %d]' % direction.gen.core,
+        sections.setdefault(direction.gen.core, []).append(
+            (direction.gen.task, [
                 'task=%d' % direction.gen.task,
                 'name=gen-%s' % direction.direction,
                 'mode=gen',
@@ -384,15 +450,21 @@ def render(config, port_devargs, cores, latency_bucket_shift=(
                 'pkt inline=%s' % _template(
                     flow.next_hop_mac, config.ports[flow.tx_port].mac,
                     *ADDRESSES[direction.direction]),
-                'pkt size=%d' % TEMPLATE_SIZE] + marks
-    lat_core = layout.directions[0].lat.core
-    out += ['', '[core %d]' % lat_core]
+                'pkt size=%d' % TEMPLATE_SIZE] + marks))
+    # Every node has a forward flow; the reverse receiver follows it.
+    lat = layout.direction('forward').lat
     receivers = (('forward', 'right'), ('reverse', 'left'))
-    for task, (direction, port) in enumerate(receivers):
-        out += ['task=%d' % task, 'name=lat-%s' % direction, 'mode=lat',
-                'rx port=%s' % port,
-                'accuracy limit nsec=%d' % accuracy_limit_ns,
-                'latency bucket size=%d' % latency_bucket_shift] + marks
+    for offset, (direction, port) in enumerate(receivers):
+        task = lat.task + offset
+        sections.setdefault(lat.core, []).append((task, [
+            'task=%d' % task, 'name=lat-%s' % direction, 'mode=lat',
+            'rx port=%s' % port,
+            'accuracy limit nsec=%d' % accuracy_limit_ns,
+            'latency bucket size=%d' % latency_bucket_shift] + marks))
+    for core in sorted(sections, key=list(cores).index):
+        out += ['', '[core %d]' % core]
+        for _task, lines in sorted(sections[core], key=lambda t: t[0]):
+            out += lines
     return '\n'.join(out) + '\n'
 
 
@@ -415,7 +487,7 @@ def _check_node(config):
                              'role runs the PROX generator' % config.role)
 
 
-def _check_cores(cores, needed):
+def _check_cores(cores, needed, shared_lat_core=False):
     cores = list(cores) if isinstance(cores, (list, tuple)) else cores
     if not isinstance(cores, list) or not all(
             isinstance(c, int) and not isinstance(c, bool) and c >= 0
@@ -426,9 +498,13 @@ def _check_cores(cores, needed):
         raise GenConfigError('cores', 'CPU ids repeat in %r' % (cores,))
     if len(cores) < needed:
         raise GenConfigError('cores', '%d CPUs needed (master, one gen core '
-                             'per direction, one latency core), got %r: '
-                             'give the generator flavor more vCPUs'
-                             % (needed, cores))
+                             'per direction%s), got %r: give the generator '
+                             'flavor more vCPUs%s'
+                             % (needed, '' if shared_lat_core else
+                                ', one latency core', cores,
+                                '' if shared_lat_core else
+                                ' or share the last gen core with the '
+                                'latency tasks (shared_lat_core=True)'))
     return cores
 
 

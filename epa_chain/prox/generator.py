@@ -16,25 +16,35 @@ A trial, on the layout of epa_chain.prox.gen_config:
 
 1. `stop all` - also clears the lat tasks' loss, order and duplicate
    tracking, which PROX only resets when a lat task stops;
-2. frame size (pkt_size plus the IP/UDP length fix, or imix), flows
-   (random fields or ranges), speed of each gen task in use;
-3. `reset stats`, then the lat tasks start, then each gen task;
-4. every `poll_interval_s` the task counters (`dp core stats`) and, when
-   latency is measured, each lat task's last-interval histogram
-   (`lat all stats`): PROX refreshes counters about once a second and
-   keeps only the last interval's histogram, so the trial's histogram is
-   the sum of every interval seen once (intervals are told apart by their
-   content: a poll inside the same interval sees the same snapshot);
-5. after `duration_s` each gen task stops; the lat tasks keep receiving
-   until two counter refreshes in a row show no change (the frames in
-   flight have arrived), then the final counters are read.
+2. PROX's counter refresh period (`update interval`: 1 s, a quarter of
+   shorter trials), frame size (pkt_size plus the IP/UDP length fix, or
+   imix), flows (random fields or ranges), speed 0 on each gen task in
+   use;
+3. `reset stats`, then the lat tasks start, then each gen task (sending
+   nothing), then each gen task's speed is set: sending starts at once.
+   A running PROX core reads `start` and `stop` only at its next message
+   check (every 3e9 TSC cycles, ~1.15 s), a gen task applies a new speed
+   at its next loop: so speed, not start and stop, opens and closes the
+   sending window;
+4. every poll (a third of the refresh period, at most `poll_interval_s`)
+   the task counters (`dp core stats`) and, when latency is measured,
+   each lat task's last-interval histogram (`lat all stats`): PROX keeps
+   only the last interval's histogram, so the trial's histogram is the
+   sum of every interval seen once (intervals are told apart by their
+   content: a poll inside the same interval sees the same snapshot). At
+   the first refresh after every lat task has received frames the
+   latency totals are reset (`reset lat stats`): that refresh brought the
+   samples a lat task kept from the previous trial;
+5. after `duration_s` each gen task's speed goes to 0; the lat tasks keep
+   receiving until two counter refreshes in a row show no change (the
+   frames in flight have arrived), then the final counters are read.
 
 Offered rate: the gen task's counter between two refreshes taken while it
-was sending (TSC time from PROX, so start/stop latency does not count);
-trials too short for two refreshes fall back to the host's clock between
-the start and stop commands, and say so in the notes. Trials whose rate
-misses, whose counters go backwards or do not settle, or where nothing was
-sent or forwarded, raise GeneratorError (see measurement.guards).
+was sending (TSC time from PROX); trials too short for two refreshes fall
+back to the host's clock between the replies to the two speed commands,
+and say so in the notes. Trials whose rate misses, whose counters go
+backwards or do not settle, or where nothing was sent or forwarded, raise
+GeneratorError (see measurement.guards).
 """
 
 import dataclasses
@@ -54,6 +64,11 @@ NOTHING_SENT = 'the generator sent nothing'
 NOT_SETTLED = 'counters did not settle after the generator stopped'
 RATE_OVERSHOOT = 'the generator sent faster than asked'
 DEFAULT_LINK_BPS = 10e9
+#: PROX's own counter refresh period, and the shortest one chosen for
+#: short trials, which get about REFRESHES_PER_TRIAL refreshes.
+DEFAULT_UPDATE_INTERVAL_MS = 1000
+MIN_AUTO_UPDATE_INTERVAL_MS = 100
+REFRESHES_PER_TRIAL = 4
 
 
 @dataclasses.dataclass
@@ -70,7 +85,7 @@ class _Direction:
     layout: gen_config.DirectionLayout
     snapshots: list = dataclasses.field(default_factory=list)
     started: float = 0.0
-    stop_sent: float = 0.0
+    stopped_at: float = 0.0
     stopped: bool = False
     baseline: object = None
     last_interval: object = None
@@ -79,6 +94,10 @@ class _Direction:
     out_of_order: int = 0
     duplicates: int = 0
     hz: int = 0
+
+    def clear_latency(self):
+        self.buckets = [0] * prox_client.LATENCY_BUCKETS
+        self.intervals = self.out_of_order = self.duplicates = 0
 
 
 class ProxGenerator(trial.Generator):
@@ -90,9 +109,11 @@ class ProxGenerator(trial.Generator):
     and else to look for the standard layout on cores 0-3 (bidirectional)
     or 0-2 (forward only), with gen_config's latency bucket width.
     flow_mode: 'exact' or 'power-of-two' (see traffic.plan_flows).
-    update_interval_ms: make PROX refresh its counters this often instead
-    of every second: shorter drains, PROX-timed rates for short trials,
-    more polling.
+    update_interval_ms: make PROX refresh its counters this often in
+    every trial. By default each trial sets it: PROX's 1 s, or for trials
+    shorter than 4 s a quarter of the trial (at least 100 ms), so that
+    the offered rate comes from PROX's own clock. The poll period follows
+    it (a third of it) so that every interval's histogram is seen.
     """
 
     name = 'prox'
@@ -124,9 +145,7 @@ class ProxGenerator(trial.Generator):
             self.update_interval_ms = int(update_interval_ms)
             if self.update_interval_ms < 10:
                 raise ValueError('update_interval_ms must be >= 10')
-            # see every refresh interval's histogram at least once
-            self.poll_interval_s = min(self.poll_interval_s,
-                                       self.update_interval_ms / 3000.0)
+        self._poll_s = self.poll_interval_s
         self.drain_timeout_s = float(drain_timeout_s)
         self._sleep = sleep
         self._clock = clock
@@ -136,13 +155,25 @@ class ProxGenerator(trial.Generator):
             stop_timeout=stop_timeout_s)
         self._verified = False
         self._imix_tasks = set()
+        self._stale_latency = False
 
     @property
     def link_bps(self):
         return self._link_bps
 
     def describe(self):
+        """What PROX runs, for result files.
+
+        Connects first (campaigns describe the generator before the first
+        trial), so that the PROX and DPDK versions and the layout read
+        from PROX are recorded; a PROX out of reach is recorded too, and
+        the trials then fail with the reason.
+        """
         description = super().describe()
+        try:
+            self.connect()
+        except trial.GeneratorError as exc:
+            description['connect_error'] = str(exc)
         version = self.client.prox_version
         description.update({
             'endpoint': self.client.endpoint,
@@ -176,8 +207,6 @@ class ProxGenerator(trial.Generator):
                     problem = self._layout_problem(self.layout)
                     if problem:
                         raise trial.GeneratorError(LAYOUT_MISMATCH, problem)
-                if self.update_interval_ms is not None:
-                    self.client.update_interval(self.update_interval_ms)
                 self._verified = True
         except prox_client.ProxError as exc:
             raise trial.GeneratorError(PROX_CONTROL_FAILED, str(exc))
@@ -284,13 +313,28 @@ class ProxGenerator(trial.Generator):
         except prox_client.ProxError:
             pass
 
+    def refresh_interval_ms(self, spec):
+        """PROX's counter refresh period for the trial `spec`."""
+        if self.update_interval_ms is not None:
+            return self.update_interval_ms
+        quarter = spec.duration_s * 1000.0 / REFRESHES_PER_TRIAL
+        return int(min(DEFAULT_UPDATE_INTERVAL_MS,
+                       max(MIN_AUTO_UPDATE_INTERVAL_MS, quarter)))
+
     def _run(self, spec, directions, plan, frame):
         c = self.client
         c.stop()
+        # Always set: PROX keeps what an earlier controller chose.
+        interval = self.refresh_interval_ms(spec)
+        c.update_interval(interval)
+        # see every refresh interval's histogram at least once
+        self._poll_s = min(self.poll_interval_s, interval / 3000.0)
         for d in directions:
             self._configure_frames(d.layout.gen, frame)
-            c.rate_fps(d.layout.gen.core, d.layout.gen.task, spec.load_fps,
-                       frame.mean_bytes)
+            # The gen tasks start silent: a running core obeys `start` and
+            # `stop` only at its next message check (every ~1.15 s), but
+            # a gen task applies a new speed at its next loop.
+            c.speed(d.layout.gen.core, d.layout.gen.task, 0)
         traffic.apply_flows(
             c, [(d.layout.gen.core, d.layout.gen.task) for d in directions],
             plan)
@@ -298,7 +342,8 @@ class ProxGenerator(trial.Generator):
         if spec.measure_latency:
             for d in directions:
                 d.baseline = self._histogram(d).identity()
-                d.buckets = [0] * prox_client.LATENCY_BUCKETS
+                d.clear_latency()
+        self._stale_latency = spec.measure_latency
         watch = guards.CounterWatch('PROX')
         lat_tasks = []
         for d in directions:
@@ -306,9 +351,13 @@ class ProxGenerator(trial.Generator):
                 lat_tasks.append(d.layout.lat)
         for task in lat_tasks:
             c.start([task.core], task.task)
-        started_at = time.time()
         for d in directions:
             c.start([d.layout.gen.core], d.layout.gen.task)
+        started_at = time.time()
+        for d in directions:
+            c.rate_fps(d.layout.gen.core, d.layout.gen.task, spec.load_fps,
+                       frame.mean_bytes)
+            # PROX has run the command once its barrier reply is here
             d.started = self._clock()
         self._send_for(spec, directions, watch)
         self._drain(spec, directions, watch)
@@ -335,15 +384,18 @@ class ProxGenerator(trial.Generator):
             now = self._clock()
             for d in list(running):
                 if now >= d.started + spec.duration_s:
-                    d.stop_sent = self._clock()
-                    self.client.stop([d.layout.gen.core], d.layout.gen.task)
+                    # speed 0 stops the sending at once; the task itself
+                    # runs on until the next trial's `stop all`
+                    self.client.speed(d.layout.gen.core, d.layout.gen.task,
+                                      0)
+                    d.stopped_at = self._clock()
                     d.stopped = True
                     running.remove(d)
             if not running:
                 break
             self._poll(spec, directions, watch, running=True)
             due = min(d.started + spec.duration_s for d in running)
-            pause = min(self.poll_interval_s, due - self._clock())
+            pause = min(self._poll_s, due - self._clock())
             if pause > 0:
                 self._sleep(pause)
 
@@ -370,7 +422,7 @@ class ProxGenerator(trial.Generator):
                         '%s tx %d rx %d' % (d.layout.direction,
                                             s.gen.tx, s.lat.rx_dp)
                         for d, s in zip(directions, current))))
-            self._sleep(self.poll_interval_s)
+            self._sleep(self._poll_s)
 
     def _poll(self, spec, directions, watch, running):
         """Read every direction's counters (one command per core)."""
@@ -401,7 +453,24 @@ class ProxGenerator(trial.Generator):
             snapshots.append(snapshot)
             if spec.measure_latency:
                 self._collect_latency(d)
+        if self._stale_latency and all(s.lat.rx for s in snapshots):
+            self._drop_stale_latency(directions)
         return snapshots
+
+    def _drop_stale_latency(self, directions):
+        """Forget the latency samples PROX kept from before this trial.
+
+        A lat task hands its samples over (double buffer) only when it
+        receives frames after a counter refresh asked for them: the
+        samples since the last refresh of the previous trial wait in it
+        and reach the totals at the first refresh after frames arrive
+        again - this one, as every lat task has received frames. Samples
+        of this trial reach the totals from the next refresh on.
+        """
+        self.client.reset_latency_stats()
+        self._stale_latency = False
+        for d in directions:
+            d.clear_latency()
 
     def _histogram(self, d):
         lat = d.layout.lat
@@ -488,13 +557,14 @@ class ProxGenerator(trial.Generator):
             return ((tx_b - tx_a) / seconds,
                     '%d counter refreshes over %.2f s'
                     % (len(points), seconds))
-        seconds = d.stop_sent - d.started
+        seconds = d.stopped_at - d.started
         if seconds <= 0:
             raise trial.GeneratorError(UNSUPPORTED_TRIAL,
                                        'the trial was too short to time')
         return (final_tx / seconds,
-                'the host clock over %.3f s (trial too short for two '
-                'counter refreshes; includes the start latency)' % seconds)
+                'the host clock over %.3f s, between the replies to the '
+                'speed commands that opened and closed the window (trial '
+                'too short for two counter refreshes)' % seconds)
 
     def _latency(self, d):
         index = d.layout.latency_index

@@ -199,6 +199,79 @@ class TestRender(testtools.TestCase):
         self.assertEqual('9000', dict(sections['port 0'])['mtu size'])
         self.assertEqual(9018, gen_config.layout_from_config(
             text).max_frame_bytes)
+        # Live PROX 22.12 with af_packet: without lsc=no it aborts in
+        # rte_eth_dev_configure() ("Driver net_af_packet does not support
+        # lsc"); PCI ports keep PROX's default (see the PCI test).
+        for port in ('port 0', 'port 1'):
+            self.assertEqual('no', dict(sections[port])['lsc'])
+        mixed = gen_config.render(generator(), {
+            'left': '0000:00:04.0', 'right': 'net_af_packet0,iface=g1'},
+            [0, 1, 2, 3])
+        ports = {dict(items)['name']: dict(items)
+                 for name, items in parse(mixed) if name.startswith('port')}
+        self.assertNotIn('lsc', ports['left'])
+        self.assertEqual('no', ports['right']['lsc'])
+
+    def test_memory_without_huge_pages(self):
+        vdevs = {'left': 'net_af_packet0,iface=g0',
+                 'right': 'net_af_packet1,iface=g1'}
+
+        def eal(**options):
+            text = gen_config.render(generator(), vdevs, [0, 1, 2, 3],
+                                     **options)
+            return dict(dict(parse(text))['eal options'])
+        default = eal()
+        self.assertNotIn('no-huge', default)
+        self.assertNotIn('-m', default)
+        self.assertEqual(('yes', '256'), (eal(huge_pages=False)['no-huge'],
+                                          eal(huge_pages=False)['-m']))
+        self.assertEqual('512', eal(huge_pages=False, memory_mb=512)['-m'])
+        self.assertEqual('1024', eal(memory_mb=1024)['-m'])
+        self.assertNotIn('no-huge', eal(memory_mb=1024))
+
+    def test_lat_tasks_on_the_last_gen_core(self):
+        # Two CPUs (the live check): master and one core running the gen
+        # task and both lat tasks, the recorded capture's layout.
+        vdevs = {'left': 'net_af_packet0,iface=g0',
+                 'right': 'net_af_packet1,iface=g1'}
+        uni = generator(bidirectional=False)
+        text = gen_config.render(uni, vdevs, [0, 1], shared_lat_core=True,
+                                 latency_bucket_shift=11)
+        found = tasks(parse(text))
+        self.assertEqual({(0, 'core'), (1, 0), (1, 1), (1, 2)}, set(found))
+        self.assertEqual(['gen', 'lat', 'lat'],
+                         [found[(1, t)]['mode'] for t in range(3)])
+        self.assertEqual(['right', 'left'],
+                         [found[(1, t)]['rx port'] for t in (1, 2)])
+        self.assertEqual(gen_config.GeneratorLayout.recorded_capture(),
+                         gen_config.layout_from_config(text))
+        # one [core N] section per core
+        names = [name for name, _items in parse(text)]
+        self.assertEqual(len(names), len(set(names)))
+        bidirectional = gen_config.render(generator(), vdevs, [4, 5, 6],
+                                          shared_lat_core=True)
+        found = tasks(parse(bidirectional))
+        self.assertEqual({(4, 'core'), (5, 0), (6, 0), (6, 1), (6, 2)},
+                         set(found))
+        layout = gen_config.layout_from_config(bidirectional)
+        self.assertEqual(layout, gen_config.layout_for(
+            generator(), vdevs, [4, 5, 6], shared_lat_core=True))
+        forward, reverse = (layout.direction('forward'),
+                            layout.direction('reverse'))
+        self.assertEqual(((5, 0), (6, 1), 0),
+                         ((forward.gen.core, forward.gen.task),
+                          (forward.lat.core, forward.lat.task),
+                          forward.latency_index))
+        self.assertEqual(((6, 0), (6, 2), 1),
+                         ((reverse.gen.core, reverse.gen.task),
+                          (reverse.lat.core, reverse.lat.task),
+                          reverse.latency_index))
+        self.assertEqual('lat', found[(6, 2)]['mode'])
+        self.assertEqual('left', found[(6, 2)]['rx port'])
+        error = self.assertRaises(gen_config.GenConfigError,
+                                  gen_config.render, generator(), vdevs,
+                                  [0, 1], shared_lat_core=True)
+        self.assertIn('3 CPUs needed', str(error))
 
     def test_bad_arguments_name_the_field(self):
         def fails(field, *args, **kwargs):
@@ -222,6 +295,10 @@ class TestRender(testtools.TestCase):
         fails('latency_bucket_shift', generator(), PCI, [0, 1, 2, 3],
               latency_bucket_shift=10)
         fails('mtu', generator(), PCI, [0, 1, 2, 3], mtu=20000)
+        fails('memory_mb', generator(), PCI, [0, 1, 2, 3], memory_mb=8)
+        fails('huge_pages', generator(), PCI, [0, 1, 2, 3], huge_pages='no')
+        fails('shared_lat_core', generator(), PCI, [0, 1, 2],
+              shared_lat_core=1)
         fails('node_config', {'role': 'generator'}, PCI, [0, 1, 2, 3])
 
 
