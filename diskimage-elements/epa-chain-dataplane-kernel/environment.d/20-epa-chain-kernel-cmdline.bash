@@ -1,0 +1,31 @@
+# Huge pages reserved at boot (before memory fragments) and the forwarding
+# cores kept away from the scheduler, timer ticks and RCU callbacks.
+# Sourced after bootloader's 10-bootloader-default-cmdline, so its default
+# is already set and the epa-chain arguments are appended to it.
+
+export DIB_EPA_HUGEPAGE_SIZE=${DIB_EPA_HUGEPAGE_SIZE:-2M}
+export DIB_EPA_HUGEPAGES=${DIB_EPA_HUGEPAGES:-512}
+# "N" is the last CPU (Linux >= 5.13): CPU 0 keeps the housekeeping on any
+# flavor size, every other vCPU is isolated.
+export DIB_EPA_ISOLATED_CPUS=${DIB_EPA_ISOLATED_CPUS-1-N}
+
+_epa_cmdline="default_hugepagesz=${DIB_EPA_HUGEPAGE_SIZE} hugepagesz=${DIB_EPA_HUGEPAGE_SIZE} hugepages=${DIB_EPA_HUGEPAGES}"
+if [ -n "${DIB_EPA_ISOLATED_CPUS}" ]; then
+    _epa_cmdline+=" isolcpus=${DIB_EPA_ISOLATED_CPUS} nohz_full=${DIB_EPA_ISOLATED_CPUS} rcu_nocbs=${DIB_EPA_ISOLATED_CPUS}"
+fi
+export DIB_EPA_KERNEL_CMDLINE=${DIB_EPA_KERNEL_CMDLINE-${_epa_cmdline}}
+unset _epa_cmdline
+
+_epa_default_cmdline=${DIB_BOOTLOADER_DEFAULT_CMDLINE:-"nofb nomodeset gfxpayload=text"}
+# Environment files are sourced once per phase: append only once.
+if [ -n "${DIB_EPA_KERNEL_CMDLINE}" ] && \
+        [[ " ${_epa_default_cmdline} " != *" ${DIB_EPA_KERNEL_CMDLINE} "* ]]; then
+    _epa_default_cmdline+=" ${DIB_EPA_KERNEL_CMDLINE}"
+fi
+export DIB_BOOTLOADER_DEFAULT_CMDLINE=${_epa_default_cmdline}
+unset _epa_default_cmdline
+
+# Kernel modules a DPDK port can be bound to, loaded at boot.
+export DIB_EPA_DPDK_MODULES=${DIB_EPA_DPDK_MODULES-"vfio-pci uio_pci_generic"}
+# Guests have no vIOMMU: vfio-pci works only in no-IOMMU mode there.
+export DIB_EPA_VFIO_NOIOMMU=${DIB_EPA_VFIO_NOIOMMU:-1}
