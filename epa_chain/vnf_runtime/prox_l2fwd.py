@@ -87,6 +87,19 @@ def _tasks_by_core(node, ports, cores):
             'pkt inline=%s' % switch_learning.prox_inline(
                 switch_learning.frame(port.mac, name)),
         ]))
+    receiving = {node.flow(d).rx_port for d in ('forward', 'reverse')
+                 if node.flow(d)}
+    for name in sorted(set(ports) - receiving):
+        # A port no task receives on gets PROX's dummy RX mempool, whose
+        # buffers virtio refuses ("RxQ mbuf pool object size is too
+        # small"): PROX aborts at start. A task that drains and drops
+        # gives the port a real RX queue.
+        assigned[learning_core].append(('drain-%s' % name, [
+            '; gives the send-only port a real RX queue (virtio)',
+            'mode=nop',
+            'rx port=%s' % name,
+            'drop=yes',
+        ]))
     return [(core, tasks) for core, tasks in sorted(assigned.items())
             if tasks]
 
