@@ -40,8 +40,9 @@ import uuid
 
 import testtools
 
-_REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), '..', '..',
-                                     '..'))
+from epa_chain.tests import repo
+
+_REPO = repo.ROOT
 _FIXTURES = os.path.join(_REPO, 'epa_chain', 'tests', 'fixtures', 'devstack')
 _RUN_PLUGIN = os.path.join(_FIXTURES, 'run_plugin.sh')
 _SANDBOX = os.path.join(_FIXTURES, 'ovs_sandbox.sh')

@@ -33,8 +33,10 @@ import subprocess
 import sys
 import time
 
+from epa_chain.tests import repo
+
 HERE = os.path.dirname(os.path.abspath(__file__))
-TOP = os.path.abspath(os.path.join(HERE, '..', '..', '..'))
+TOP = repo.ROOT
 VNF_IMAGES = os.path.join(TOP, 'vnf_images')
 SHIMS = os.path.join(HERE, 'no_device_mapper')
 DEFAULT_CACHE = os.path.expanduser('~/.cache/image-create')

@@ -20,9 +20,9 @@ import os
 import testtools
 
 from epa_chain import cli
+from epa_chain.tests import repo
 
-TOP = os.path.abspath(os.path.join(os.path.dirname(__file__), '..', '..',
-                                   '..'))
+TOP = repo.ROOT
 FIXTURES = os.path.join(os.path.dirname(__file__), '..', 'fixtures')
 
 

@@ -26,8 +26,9 @@ import tempfile
 import testtools
 import yaml
 
-_REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), '..', '..',
-                                     '..'))
+from epa_chain.tests import repo
+
+_REPO = repo.ROOT
 _STANDINS = os.path.join(_REPO, 'epa_chain', 'tests', 'fixtures', 'devstack',
                          'devstack_standins.sh')
 _SAMPLE = os.path.join(_REPO, 'devstack', 'local.conf.sample')

@@ -25,9 +25,9 @@ import testtools
 from epa_chain import cli
 from epa_chain.commands import measure
 from epa_chain.measurement import results
+from epa_chain.tests import repo
 
-TOP = os.path.abspath(os.path.join(os.path.dirname(__file__), '..', '..',
-                                   '..'))
+TOP = repo.ROOT
 
 
 def run(*argv):

@@ -22,14 +22,13 @@ from epa_chain.chain import topology
 from epa_chain.hot import files
 from epa_chain.hot import offline
 from epa_chain.hot import realise
+from epa_chain.tests import repo
 from epa_chain.validation import runner
 
-TOP = os.path.abspath(os.path.join(os.path.dirname(__file__), '..', '..',
-                                   '..'))
-TEMPLATES = os.path.join(TOP, 'templates')
-CHAIN = os.path.join(TEMPLATES, 'chain.yaml')
-PRESETS = ['pvp-unidir', 'pvp-bidir', 'pvvp-unidir', 'pvvp-bidir',
-           'vecpe-unidir', 'vecpe-bidir']
+TOP = repo.ROOT
+TEMPLATES = repo.TEMPLATES
+CHAIN = repo.CHAIN
+PRESETS = repo.PRESETS
 
 
 def realised(preset):

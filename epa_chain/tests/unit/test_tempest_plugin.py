@@ -45,6 +45,7 @@ from epa_chain.tempest_plugin import hop_check
 from epa_chain.tempest_plugin import options as opts
 from epa_chain.tempest_plugin import readiness
 from epa_chain.tempest_plugin import stack
+from epa_chain.tests import repo
 
 try:
     import oslotest  # noqa: F401  (tempest.tests.base needs it)
@@ -53,8 +54,7 @@ try:
 except ImportError as exc:
     TEMPEST_MISSING = 'tempest or oslotest is not installed: %s' % exc
 
-REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(
-    os.path.abspath(__file__)))))
+REPO = repo.ROOT
 TEMPLATES = os.path.join(REPO, 'templates')
 FIXTURES = os.path.join(REPO, 'epa_chain', 'tests', 'fixtures',
                         'tempest_plugin')

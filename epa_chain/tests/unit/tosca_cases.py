@@ -24,12 +24,12 @@ import shutil
 import tempfile
 import unittest
 
-REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), '..', '..',
-                                    '..'))
-TOSCA = os.path.join(REPO, 'tosca')
-TEMPLATES = os.path.join(REPO, 'templates')
-PRESETS = ['pvp-unidir', 'pvp-bidir', 'pvvp-unidir', 'pvvp-bidir',
-           'vecpe-unidir', 'vecpe-bidir']
+from epa_chain.tests import repo
+
+REPO = repo.ROOT
+TOSCA = repo.TOSCA
+TEMPLATES = repo.TEMPLATES
+PRESETS = repo.PRESETS
 
 
 def require_translator():

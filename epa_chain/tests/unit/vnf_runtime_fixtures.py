@@ -38,11 +38,12 @@ import tempfile
 
 import yaml
 
+from epa_chain.tests import repo
 from epa_chain.vnf_runtime import config_drive
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-TOP = os.path.abspath(os.path.join(HERE, '..', '..', '..'))
-TEMPLATES = os.path.join(TOP, 'templates')
+TOP = repo.ROOT
+TEMPLATES = repo.TEMPLATES
 FIXTURES = os.path.join(HERE, '..', 'fixtures', 'vnf_runtime')
 PRESETS = sorted(name[:-len('.yaml')] for name in os.listdir(
     os.path.join(TEMPLATES, 'presets')) if name.endswith('.yaml'))
