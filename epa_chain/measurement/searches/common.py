@@ -30,6 +30,15 @@ STATUS_MAX_LOAD = 'max_load'    # the goal holds at the maximum load
 STATUS_BELOW_MIN = 'below_min'  # the goal fails even at the minimum load
 
 
+def bound_status(lower_fps, upper_fps):
+    """How a goal ended, from which of its bounds a search measured."""
+    if lower_fps is None:
+        return STATUS_BELOW_MIN
+    if upper_fps is None:
+        return STATUS_MAX_LOAD
+    return STATUS_FOUND
+
+
 @dataclasses.dataclass
 class GoalOutcome:
     """Where one loss-ratio goal ended: its bounds and reported figure.

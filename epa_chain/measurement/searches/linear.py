@@ -48,12 +48,7 @@ def _goal(name, loss_ratio, sweep, recorder):
             break
     later = sweep[sweep.index(point) + 1:] if upper is not None else []
     again = sum(1 for p in later if p['loss_ratio'] <= loss_ratio)
-    if upper is None:
-        status = common.STATUS_MAX_LOAD
-    elif lower is None:
-        status = common.STATUS_BELOW_MIN
-    else:
-        status = common.STATUS_FOUND
+    status = common.bound_status(lower, upper)
     return common.GoalOutcome(
         name=name, loss_ratio=loss_ratio, lower_fps=lower, upper_fps=upper,
         throughput_fps=lower, status=status, trials=recorder.count,

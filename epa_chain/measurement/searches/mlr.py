@@ -107,12 +107,7 @@ def _outcome(name, ratio, goal_result, max_load):
     throughput = goal_result.conditional_throughput
     lower_fps = float(lower) if lower else None
     upper_fps = float(upper) if upper else None
-    if lower_fps is None:
-        status = common.STATUS_BELOW_MIN
-    elif upper_fps is None:
-        status = common.STATUS_MAX_LOAD
-    else:
-        status = common.STATUS_FOUND
+    status = common.bound_status(lower_fps, upper_fps)
     return common.GoalOutcome(
         name=name, loss_ratio=ratio, lower_fps=lower_fps,
         upper_fps=upper_fps,
