@@ -245,6 +245,9 @@ class Supervisor:
                 continue
             if self._stopping.is_set():
                 break
+            # The engine's last words may still be in the terminal: read
+            # them before naming the reason it died.
+            self._reader.join(timeout=2)
             if self.clock() - started >= HEALTHY_S:
                 backoff = 0
             delay = self.backoff_s[min(backoff, len(self.backoff_s) - 1)]
