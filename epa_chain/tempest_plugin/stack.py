@@ -22,18 +22,17 @@ heatclient's v1 Client, so the unit tests drive it with a fake.
 import logging
 import math
 import os
-import site
-import sys
 import time
 
 from heatclient import exc as heat_exc
 
 from epa_chain.hot import files
+from epa_chain.hot import shipped
 from epa_chain.tempest_plugin import options as opts
 
 LOG = logging.getLogger(__name__)
 
-TEMPLATE = 'chain.yaml'
+TEMPLATE = shipped.TEMPLATE
 # Chain length -> preset family; the presets differ in segments (and the
 # vE-CPE ones in fixed MACs), the direction picks -unidir or -bidir.
 PRESETS = {1: 'pvp', 2: 'pvvp', 3: 'vecpe'}
@@ -48,25 +47,15 @@ class StackError(RuntimeError):
 
 
 def default_template_dir():
-    """templates/ of a source checkout, else the installed copy.
-
-    setup.cfg installs the templates as data files: under the environment
-    (sys.prefix/share), or the user base for `pip install --user`.
-    """
-    package_root = os.path.dirname(os.path.dirname(os.path.dirname(
-        os.path.abspath(__file__))))
-    candidates = [
-        os.path.join(package_root, 'templates'),
-        os.path.join(sys.prefix, 'share', 'epa-chain', 'templates'),
-        os.path.join(site.getuserbase(), 'share', 'epa-chain', 'templates'),
-    ]
-    for candidate in candidates:
-        if os.path.isfile(os.path.join(candidate, TEMPLATE)):
-            return candidate
+    """templates/ of a source checkout, else the installed copy."""
+    found = shipped.template_dir()
+    if found:
+        return found
     raise opts.OptionError(
         'template_dir', 'empty, and no %s found in %s: install the '
         'epa-chain package or set the directory holding %s, lib/ and '
-        'presets/' % (TEMPLATE, ' or '.join(candidates), TEMPLATE))
+        'presets/' % (TEMPLATE, ' or '.join(
+            shipped.template_dir_candidates()), TEMPLATE))
 
 
 def preset_path(template_dir, chain_length, direction):
