@@ -23,16 +23,26 @@ from epa_chain.validation import heat_errors
 from epa_chain.validation import rules
 
 
-def validate(template_path, environment_paths=()):
-    """Validate one template with its environments; return a Report."""
+def validate(template_path, environment_paths=(), parameters=None,
+             stack_name='epa-chain', resolved=None):
+    """Validate one template with its environments; return a Report.
+
+    `parameters` override the environments' as `openstack stack create
+    --parameter` does. When `resolved` is a dict it receives the
+    template set, the realisation and the topology for callers that go on
+    to build the stack (epa-chain local).
+    """
     started = time.monotonic()
     report = findings.Report(template_path, list(environment_paths))
-    report.findings.extend(_validate(template_path, environment_paths))
+    report.findings.extend(_validate(template_path, environment_paths,
+                                     parameters or {}, stack_name,
+                                     {} if resolved is None else resolved))
     report.seconds = time.monotonic() - started
     return report
 
 
-def _validate(template_path, environment_paths):
+def _validate(template_path, environment_paths, parameters, stack_name,
+              resolved):
     try:
         template_set = files.load(template_path, environment_paths)
     except files.LoadError as exc:
@@ -40,10 +50,14 @@ def _validate(template_path, environment_paths):
                                message=exc.message,
                                fix='make the file readable YAML')
         return
+    if parameters:
+        template_set.environment.setdefault('parameters', {}).update(
+            parameters)
+    resolved['template_set'] = template_set
     top = template_set.display_path(template_set.template_path)
     with offline.SkippedLookups() as skipped:
         try:
-            stack = offline.parse_stack(template_set)
+            stack = offline.parse_stack(template_set, stack_name)
             stack.validate()
             realisation = realise.realise(stack, template_set)
         except realise.RealisationError as exc:
@@ -64,7 +78,9 @@ def _validate(template_path, environment_paths):
             message='%s %r: needs a cloud to look up' % (lookup.constraint,
                                                          lookup.value))
     if realisation is not None:
-        yield from rules.check(topo.build(realisation), realisation)
+        topology = topo.build(realisation)
+        resolved.update(realisation=realisation, topology=topology)
+        yield from rules.check(topology, realisation)
 
 
 def validate_tree(directory):
