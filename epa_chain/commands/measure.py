@@ -41,25 +41,44 @@ def add_arguments(parser):
                         metavar='KEY=VALUE',
                         help='option for the generator, repeatable, e.g. '
                              'ndr_fps=2e6, jitter=0.01, link_bps=1e9')
-    parser.add_argument('--frame-sizes', default='64',
-                        help='comma-separated frame sizes with FCS, "imix" '
-                             'for 64:7,570:4,1518:1, or a mix written as '
-                             'size:weight items (default: 64)')
-    parser.add_argument('--flows', default='1',
-                        help='comma-separated flow counts (default: 1)')
     parser.add_argument('--direction', choices=sorted(DIRECTIONS),
                         default='uni', help='uni- or bidirectional traffic')
-    parser.add_argument('--method', choices=METHODS, default='mlrsearch',
+    parser.add_argument('--chain-length', type=int, metavar='VNFS',
+                        help='VNFs in the chain, for the switching '
+                             'operations table')
+    add_campaign_arguments(parser)
+    parser.add_argument('--json', required=True, metavar='OUT',
+                        help='results file to write ("-" for stdout)')
+    parser.add_argument('--tables', action='store_true',
+                        help='print the report tables when done')
+    parser.add_argument('-q', '--quiet', action='store_true',
+                        help='no progress lines on stderr')
+
+
+def add_campaign_arguments(parser, **defaults):
+    """The search and latency options, shared with `epa-chain local run`."""
+    parser.add_argument('--frame-sizes',
+                        default=defaults.get('frame_sizes', '64'),
+                        help='comma-separated frame sizes with FCS, "imix" '
+                             'for 64:7,570:4,1518:1, or a mix written as '
+                             'size:weight items (default: %(default)s)')
+    parser.add_argument('--flows', default='1',
+                        help='comma-separated flow counts (default: 1)')
+    parser.add_argument('--method', choices=METHODS,
+                        default=defaults.get('method', 'mlrsearch'),
                         help='throughput search (default: mlrsearch)')
-    parser.add_argument('--trial-duration', type=float, default=60.0,
+    parser.add_argument('--trial-duration', type=float,
+                        default=defaults.get('trial_duration', 60.0),
                         metavar='SECONDS', help='full trial duration '
-                        '(default: 60, as RFC 2544 and the seeds)')
+                        '(default: %(default)s; 60 in RFC 2544 and the '
+                        'seeds)')
     parser.add_argument('--loss-goals', default='NDR=0,PDR=0.005',
                         metavar='NAME=RATIO,...',
                         help='loss-ratio goals (default: NDR=0,PDR=0.005)')
-    parser.add_argument('--resolution', type=float, default=0.005,
+    parser.add_argument('--resolution', type=float,
+                        default=defaults.get('resolution', 0.005),
                         help='relative width goal of the search interval '
-                             '(default: 0.005)')
+                             '(default: %(default)s)')
     parser.add_argument('--repetitions', type=int, default=3, metavar='N',
                         help='trials per step of best-of-n / worst-of-n '
                              '(default: 3)')
@@ -74,10 +93,11 @@ def add_arguments(parser):
     parser.add_argument('--latency-fraction', type=float, default=0.9,
                         help='latency test load as a fraction of the '
                              'strictest goal\'s throughput (default: 0.9)')
-    parser.add_argument('--latency-duration', type=float, default=60.0,
+    parser.add_argument('--latency-duration', type=float,
+                        default=defaults.get('latency_duration', 60.0),
                         metavar='SECONDS',
                         help='latency test duration, 0 to skip '
-                             '(default: 60)')
+                             '(default: %(default)s)')
     parser.add_argument('--soak-duration', type=float, default=0.0,
                         metavar='SECONDS', help='long latency soak after '
                         'the latency test (needs --results-dir)')
@@ -87,24 +107,16 @@ def add_arguments(parser):
     parser.add_argument('--results-dir', metavar='DIR',
                         help='also keep a partial results file here, '
                              'rewritten as the campaign goes')
-    parser.add_argument('--chain-length', type=int, metavar='VNFS',
-                        help='VNFs in the chain, for the switching '
-                             'operations table')
-    parser.add_argument('--mlr-initial-trial', type=float, default=1.0,
+    parser.add_argument('--mlr-initial-trial', type=float,
+                        default=defaults.get('mlr_initial_trial', 1.0),
                         metavar='SECONDS', help='MLRsearch initial trial '
-                        'duration (default: 1)')
+                        'duration (default: %(default)s)')
     parser.add_argument('--mlr-preceding-targets', type=int, default=2,
                         help='MLRsearch coarser targets before the final '
                              'one (default: 2)')
     parser.add_argument('--mlr-exceed-ratio', type=float, default=0.0,
                         help='MLRsearch exceed ratio (default: 0, any bad '
                              'trial makes an upper bound)')
-    parser.add_argument('--json', required=True, metavar='OUT',
-                        help='results file to write ("-" for stdout)')
-    parser.add_argument('--tables', action='store_true',
-                        help='print the report tables when done')
-    parser.add_argument('-q', '--quiet', action='store_true',
-                        help='no progress lines on stderr')
 
 
 def parse_frame_sizes(text):
