@@ -19,7 +19,9 @@ templates put on the config drive, finds the data NICs by MAC, renders the
 engine's configuration (PROX l2fwd, DPDK testpmd, or the PROX generator),
 reserves huge pages, binds the NICs to a DPDK driver, teaches the vSwitch
 the ports' MACs, supervises the engine and reports readiness on the
-console and in a status file.
+console and in a status file. On a host (`epa-chain local`) the data
+ports are virtio-user devices on vhost-user sockets instead of NICs
+(`--virtio-user`, virtio_user.py) and the CPUs are given (`--cpus`).
 
 Only the standard library and PyYAML may be imported here and in every
 module of this package: the images carry nothing else.

@@ -22,9 +22,29 @@ import argparse
 import sys
 
 from epa_chain.vnf_runtime import boot
+from epa_chain.vnf_runtime import cpus
 from epa_chain.vnf_runtime import dpdk_binding
 from epa_chain.vnf_runtime import engine
 from epa_chain.vnf_runtime import readiness
+from epa_chain.vnf_runtime import virtio_user
+
+
+def _virtio_user(text):
+    try:
+        return virtio_user.parse_option(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc))
+
+
+def _cpu_list(text):
+    try:
+        found = cpus.parse_cpu_list(text)
+    except ValueError:
+        found = None
+    if not found:
+        raise argparse.ArgumentTypeError(
+            '%r: expected a kernel CPU list such as 0-1 or 2,3' % text)
+    return found
 
 
 def build_parser():
@@ -66,11 +86,30 @@ def build_parser():
                      help='PROX executable (default: prox on PATH)')
     run.add_argument('--testpmd', metavar='PATH',
                      help='testpmd executable (default: dpdk-testpmd on PATH)')
+    host = run.add_argument_group(
+        'running on a host',
+        'the data ports are vhost-user sockets (OVS dpdkvhostuserclient '
+        'ports connect to them) instead of PCI NICs')
+    host.add_argument('--virtio-user', metavar='MAC=SOCKET', action='append',
+                      type=_virtio_user, default=[],
+                      help='the data port with this MAC is a virtio-user '
+                           'device, server side of this vhost-user socket '
+                           '(repeat for each data port)')
+    host.add_argument('--cpus', metavar='LIST', type=_cpu_list,
+                      help='the CPUs the node may use (kernel cpulist, e.g. '
+                           '0-1); default: the online CPUs')
     return parser
 
 
 def main(argv=None):
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    sockets = {}
+    for mac, path in args.virtio_user:
+        if mac in sockets:
+            parser.error('--virtio-user: MAC %s given twice (%s, %s)'
+                         % (mac, sockets[mac], path))
+        sockets[mac] = path
     # A dry run leaves the console and /run alone unless told otherwise.
     console = args.console or (None if args.dry_run else readiness.CONSOLE)
     status = args.status or (None if args.dry_run
@@ -78,7 +117,8 @@ def main(argv=None):
     options = boot.Options(
         config_drive=args.config_drive, sysfs=args.sysfs, console=console,
         status=status, dry_run=args.dry_run, driver=args.driver,
-        run_dir=args.run_dir, prox=args.prox, testpmd=args.testpmd)
+        run_dir=args.run_dir, prox=args.prox, testpmd=args.testpmd,
+        virtio_user=sockets, cpus=args.cpus)
     runtime = boot.Runtime(options)
     if not args.dry_run:
         boot.install_signal_handlers(runtime)

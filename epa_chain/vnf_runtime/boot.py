@@ -18,6 +18,10 @@ huge pages and the engine's configuration have all been checked: a bad or
 missing field fails the node with a console line naming the file and the
 field, and nothing is half-configured. Each step that changes the guest
 registers its undo; a failure (or SIGTERM) undoes them in reverse order.
+
+On a host (`--virtio-user`, `--cpus`) the data ports are virtio-user
+devices on vhost-user sockets: there is then nothing to bind and no kernel
+interface to send learning frames from, and the CPUs are the ones given.
 """
 
 import dataclasses
@@ -43,6 +47,7 @@ from epa_chain.vnf_runtime import readiness
 from epa_chain.vnf_runtime import supervisor
 from epa_chain.vnf_runtime import switch_learning
 from epa_chain.vnf_runtime import sysfs as sysfs_mod
+from epa_chain.vnf_runtime import virtio_user
 
 
 @dataclasses.dataclass
@@ -56,6 +61,9 @@ class Options:
     run_dir: str = engine.RUN_DIR
     prox: typing.Optional[str] = None
     testpmd: typing.Optional[str] = None
+    # MAC -> vhost-user socket of data ports that are virtio-user devices
+    virtio_user: dict = dataclasses.field(default_factory=dict)
+    cpus: typing.Optional[typing.List[int]] = None   # --cpus, else online
 
 
 @dataclasses.dataclass
@@ -71,9 +79,11 @@ class Prepared:
     plan: engine.EnginePlan
     pages: hugepages.Plan
     learning: dict
-    driver: dpdk_binding.DriverChoice
+    driver: typing.Optional[dpdk_binding.DriverChoice]  # None: virtio-user
     known: dict
     management: typing.Optional[typing.Tuple[str, str]]
+    virtio_user: bool = False       # every data port is a virtio-user one
+    cpus: typing.Optional[typing.List[int]] = None
 
 
 def read_drive(options):
@@ -82,7 +92,8 @@ def read_drive(options):
     return config_drive.Locator().read()
 
 
-def prepare(options, sysfs, binder, drive):
+def prepare(options, sysfs, binder, drive,
+            unix_sockets=virtio_user.UNIX_SOCKETS):
     """Check and render; RuntimeFailure on the first problem."""
     node = drive.node_config()
     links = drive.links()
@@ -94,8 +105,13 @@ def prepare(options, sysfs, binder, drive):
         if nic:
             known[mac] = nic
     nics = devices.scan(sysfs)
-    ports = devices.match(node, links, nics, known)
-    cores = cpus.layout(sysfs, engine.workers_needed(node))
+    ports = devices.match(node, links, nics, known,
+                          virtio_user=options.virtio_user)
+    virtio_only = bool(ports) and all(p.virtio_user for p in ports.values())
+    if virtio_only:
+        virtio_user.check_sockets(ports.values(), unix_sockets)
+    cores = cpus.layout(sysfs, engine.workers_needed(node),
+                        allowed=options.cpus)
     override = getattr(options, node.engine)
     binary = engine.find_binary(node.engine, override)
     if binary is None:
@@ -121,9 +137,12 @@ def prepare(options, sysfs, binder, drive):
     return Prepared(
         drive=drive, node=node, links=links, nics=nics, ports=ports,
         cores=cores, plan=plan, pages=pages,
-        learning=switch_learning.plan(node, node.engine),
-        driver=dpdk_binding.describe_choice(sysfs, options.driver),
-        known=known, management=mgmt)
+        learning=switch_learning.plan(node, node.engine,
+                                      boot_frames=not virtio_only),
+        driver=(None if virtio_only
+                else dpdk_binding.describe_choice(sysfs, options.driver)),
+        known=known, management=mgmt, virtio_user=virtio_only,
+        cpus=options.cpus)
 
 
 def describe(prepared):
@@ -134,20 +153,37 @@ def describe(prepared):
              '# config drive: %s' % prepared.drive.source]
     for name, port in sorted(prepared.ports.items()):
         data = node.ports[name]
-        lines.append(
-            '# port %s: MAC %s, %s, PCI %s (%s), DPDK port %d, %s VLAN %s'
-            % (name, port.mac, port.nic.interface or 'bound to DPDK',
-               port.pci, port.nic.driver or 'no driver', port.dpdk_port,
-               data.network, data.vlan))
+        if port.virtio_user:
+            lines.append(
+                '# port %s: MAC %s, virtio-user %s%s, DPDK port %d, %s VLAN '
+                '%s' % (name, port.mac, port.virtio_user,
+                        ' (a stale socket file: removed at start)'
+                        if virtio_user.stale(port.virtio_user) else '',
+                        port.dpdk_port, data.network, data.vlan))
+        else:
+            lines.append(
+                '# port %s: MAC %s, %s, PCI %s (%s), DPDK port %d, %s VLAN '
+                '%s' % (name, port.mac, port.nic.interface or
+                        'bound to DPDK', port.pci,
+                        port.nic.driver or 'no driver', port.dpdk_port,
+                        data.network, data.vlan))
         lines.append('#   switch learning: %s'
                      % prepared.learning[name].method)
     cores = prepared.cores
-    lines.append('# cores: master %d, workers %s%s' % (
+    lines.append('# cores: master %d, workers %s%s%s' % (
         cores.master, ','.join(str(c) for c in cores.workers),
-        ' (isolated)' if cores.isolated else ''))
+        ' (isolated)' if cores.isolated else '',
+        ' from --cpus %s' % cpus.format_cpu_list(prepared.cpus)
+        if prepared.cpus is not None else ''))
     lines.append('# huge pages: %s' % prepared.pages.describe())
-    lines.append('# DPDK driver: %s (%s)' % (prepared.driver.driver,
-                                             prepared.driver.detail))
+    if prepared.virtio_user:
+        lines.append('# DPDK driver: none (virtio-user ports: nothing to '
+                     'bind, no PCI scan)')
+        lines.append('# EAL: %s' % shlex.join(
+            virtio_user.eal_args(prepared.ports.values())))
+    else:
+        lines.append('# DPDK driver: %s (%s)' % (prepared.driver.driver,
+                                                 prepared.driver.detail))
     if prepared.management is not None:
         address, interface = prepared.management
         lines.append('# control socket: %s:%d on %s, relayed to %s' % (
@@ -168,10 +204,12 @@ class Runtime:
                  supervisor_factory=supervisor.Supervisor,
                  relay_factory=control_relay.ControlRelay,
                  address_of=management.interface_address,
-                 run=subprocess.run, mounts='/proc/mounts'):
+                 run=subprocess.run, mounts='/proc/mounts',
+                 unix_sockets=virtio_user.UNIX_SOCKETS):
         self.options = options
         self.run_command = run
         self.mounts = mounts
+        self.unix_sockets = unix_sockets
         self.out = out or sys.stdout
         self.sysfs = sysfs_mod.Sysfs(options.sysfs)
         self.reporter = reporter or readiness.Reporter(
@@ -207,7 +245,8 @@ class Runtime:
         try:
             drive = read_drive(self.options)
             name = drive.server_name
-            prepared = prepare(self.options, self.sysfs, self.binder, drive)
+            prepared = prepare(self.options, self.sysfs, self.binder, drive,
+                               unix_sockets=self.unix_sockets)
             name = prepared.node.name
             if self.options.dry_run:
                 self.out.write(describe(prepared))
@@ -241,6 +280,7 @@ class Runtime:
             engine=node.engine, reason=None,
             ports={name: {'mac': p.mac, 'pci': p.pci,
                           'interface': p.nic.interface,
+                          'virtio_user': p.virtio_user,
                           'dpdk_port': p.dpdk_port,
                           'switch_learning': prepared.learning[name].method}
                    for name, p in prepared.ports.items()},
@@ -249,21 +289,32 @@ class Runtime:
             command=plan.argv, config_file=plan.config_path,
             switch_learning={'interval_s': switch_learning.INTERVAL_S,
                              'mac_aging_s': switch_learning.MAC_AGING_S})
-        kernel_ports = [(p.nic.interface, p.mac, name)
-                        for name, p in sorted(prepared.ports.items())
-                        if p.nic.interface]
-        for problem in self.learning_sender(kernel_ports):
-            self.reporter.note('switch learning before start: ' + problem)
+        if not prepared.virtio_user:
+            # Virtio-user ports have no kernel side: testpmd's --tx-first
+            # burst is their first learning frame.
+            kernel_ports = [(p.nic.interface, p.mac, name)
+                            for name, p in sorted(prepared.ports.items())
+                            if p.nic.interface]
+            for problem in self.learning_sender(kernel_ports):
+                self.reporter.note('switch learning before start: ' +
+                                   problem)
         self._check_stop()
         self._push(hugepages.reserve(self.sysfs, prepared.pages))
         self._push(hugepages.ensure_mount(prepared.pages.page_kb,
                                           mounts=self.mounts,
                                           run=self.run_command))
-        choice = self.binder.prepare(self.options.driver)
-        self._push(self.binder.bind(prepared.ports.values(), choice.driver,
-                                    prepared.known))
-        self.reporter.update(driver=choice.driver)
+        if prepared.virtio_user:
+            for port in sorted(prepared.ports.values(),
+                               key=lambda p: p.dpdk_port):
+                self._push(virtio_user.claim(port.virtio_user))
+            self.reporter.update(driver=None)
+        else:
+            choice = self.binder.prepare(self.options.driver)
+            self._push(self.binder.bind(prepared.ports.values(),
+                                        choice.driver, prepared.known))
+            self.reporter.update(driver=choice.driver)
         self._check_stop()
+        os.makedirs(self.options.run_dir, exist_ok=True)
         if plan.config_path:
             os.makedirs(os.path.dirname(plan.config_path), exist_ok=True)
             with open(plan.config_path, 'w') as stream:

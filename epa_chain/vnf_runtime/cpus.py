@@ -17,7 +17,9 @@ The engine needs a master core plus its workers (NodeConfig.cores_needed).
 Workers go on the CPUs the kernel was told to isolate (isolcpus= on the
 image's kernel command line) when there are enough of them, so that
 nothing else is scheduled where packets are moved; the master goes on the
-first CPU that is not a worker.
+first CPU that is not a worker. On a host (`--cpus LIST`) the pool is
+the CPUs the node was given, as a hypervisor gives a guest its vCPUs: the
+online and isolated CPUs outside that list do not exist for the node.
 """
 
 import dataclasses
@@ -52,14 +54,48 @@ def parse_cpu_list(text):
     return sorted(set(cpus))
 
 
-def layout(sysfs, workers_needed, field='epa_chain.forwarding_cores'):
-    """Pick the master and worker CPUs; SystemSetupError if too few."""
+def format_cpu_list(cpus):
+    """[0, 1, 2, 5] -> '0-2,5'."""
+    ranges = []
+    for cpu in sorted(set(cpus)):
+        if ranges and ranges[-1][1] == cpu - 1:
+            ranges[-1][1] = cpu
+        else:
+            ranges.append([cpu, cpu])
+    return ','.join(str(a) if a == b else '%d-%d' % (a, b)
+                    for a, b in ranges)
+
+
+def layout(sysfs, workers_needed, field='epa_chain.forwarding_cores',
+           allowed=None):
+    """Pick the master and worker CPUs; SystemSetupError if too few.
+
+    `allowed` (--cpus) replaces the online CPUs as the pool; each of them
+    must be online.
+    """
     online = parse_cpu_list(sysfs.read('devices/system/cpu/online',
                                        default='0'))
+    if allowed is not None:
+        offline = [cpu for cpu in allowed if cpu not in online]
+        if offline:
+            raise errors.SystemSetupError(
+                '--cpus %s: CPU %s not online (online: %s): name online '
+                'CPUs only' % (format_cpu_list(allowed),
+                               format_cpu_list(offline) + (
+                                   ' is' if len(offline) == 1 else ' are'),
+                               format_cpu_list(online)))
+        online = sorted(set(allowed))
     isolated = [cpu for cpu in parse_cpu_list(
         sysfs.read('devices/system/cpu/isolated', default=''))
         if cpu in online]
     if len(online) < workers_needed + 1:
+        if allowed is not None:
+            raise errors.SystemSetupError(
+                '--cpus %s: the engine needs %d CPUs (a master and %d '
+                'workers for %s), --cpus names %d: name more CPUs or use '
+                'fewer forwarding cores' % (
+                    format_cpu_list(allowed), workers_needed + 1,
+                    workers_needed, field, len(online)))
         raise errors.SystemSetupError(
             '%s: the engine needs %d CPUs (a master and %d workers), the '
             'guest has %d: give the flavor more vCPUs or use fewer '

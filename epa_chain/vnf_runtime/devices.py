@@ -19,7 +19,8 @@ interface whose address is the port's MAC, and from there to its PCI
 device (a virtio-net interface hangs off a virtioN device below the PCI
 function). A NIC already bound to a DPDK driver by an earlier run of the
 runtime is no longer a kernel interface; it is found through the record
-dpdk_binding keeps.
+dpdk_binding keeps. On a host (`--virtio-user MAC=SOCKET`) a data port is
+instead a virtio-user device on a vhost-user socket (virtio_user).
 """
 
 import dataclasses
@@ -53,6 +54,7 @@ class PortDevice:
     mac: str
     nic: Nic
     dpdk_port: int       # the port number DPDK will give it
+    virtio_user: typing.Optional[str] = None   # vhost-user socket path
 
     @property
     def pci(self):
@@ -85,16 +87,21 @@ def pci_nic(sysfs, mac, pci, queues=1):
                numa_node=_numa_node(sysfs, pci), queues=queues)
 
 
-def match(node, links, nics, known=None):
+def match(node, links, nics, known=None, virtio_user=None):
     """Map each data port of `node` to its NIC; MetadataError if absent.
 
     `links` come from network_data.json, `nics` from scan(), `known` maps
-    MAC -> Nic for devices a previous run bound to DPDK.
+    MAC -> Nic for devices a previous run bound to DPDK, `virtio_user`
+    maps MAC -> vhost-user socket for ports that are virtio-user devices
+    (--virtio-user): those need no NIC, but every data port must then be
+    one (DPDK would number PCI and virtual ports by different rules).
     """
     link_macs = {link.mac for link in links}
     by_mac = {nic.mac: nic for nic in nics}
     known = known or {}
+    virtio_user = virtio_user or {}
     found = {}
+    sockets = {}
     for name, port in sorted(node.ports.items()):
         field = 'epa_chain.ports.%s.mac' % name
         if port.mac not in link_macs:
@@ -102,6 +109,11 @@ def match(node, links, nics, known=None):
                 config_drive.NETWORK_DATA, 'links',
                 'no link has MAC %s (%s in user_data): the port is not '
                 'attached to this server' % (port.mac, field))
+        if port.mac in virtio_user:
+            sockets[name] = virtio_user[port.mac]
+            found[name] = Nic(mac=port.mac, interface=None, pci=None,
+                              driver=None)
+            continue
         nic = by_mac.get(port.mac) or known.get(port.mac)
         if nic is None:
             present = ', '.join('%s %s' % (n.interface, n.mac)
@@ -115,10 +127,43 @@ def match(node, links, nics, known=None):
                 '%s: %s (%s) is not a PCI device: DPDK cannot drive it'
                 % (field, nic.interface, port.mac))
         found[name] = nic
+    _check_virtio_user(node, virtio_user, found, sockets)
+    if sockets:
+        order = virtio_user_port_order(found)
+        return {name: PortDevice(name=name, mac=node.ports[name].mac,
+                                 nic=nic, dpdk_port=order.index(name),
+                                 virtio_user=sockets[name])
+                for name, nic in found.items()}
     order = dpdk_port_order([nic.pci for nic in found.values()])
     return {name: PortDevice(name=name, mac=node.ports[name].mac, nic=nic,
                              dpdk_port=order.index(nic.pci))
             for name, nic in found.items()}
+
+
+def _check_virtio_user(node, virtio_user, found, sockets):
+    data_macs = {port.mac: name for name, port in node.ports.items()}
+    for mac, path in sorted(virtio_user.items()):
+        if mac not in data_macs:
+            raise errors.SystemSetupError(
+                '--virtio-user %s=%s: no data port has this MAC (user_data '
+                'epa_chain.ports: %s)' % (mac, path, ', '.join(
+                    '%s %s' % (name, port.mac)
+                    for name, port in sorted(node.ports.items()))))
+    if sockets and len(sockets) != len(found):
+        pci = sorted(set(found) - set(sockets))
+        raise errors.SystemSetupError(
+            '--virtio-user: every data port or none: %s %s virtio-user, %s '
+            '%s a PCI NIC: give --virtio-user for %s too, or for none'
+            % (', '.join(sorted(sockets)),
+               'is' if len(sockets) == 1 else 'are', ', '.join(pci),
+               'is' if len(pci) == 1 else 'are', ', '.join(pci)))
+
+
+def virtio_user_port_order(names):
+    """DPDK numbers vdevs in --vdev order: left first, then right."""
+    known = ('left', 'right')
+    return sorted(names, key=lambda n: (known.index(n) if n in known
+                                        else len(known), n))
 
 
 def dpdk_port_order(pci_addresses):

@@ -84,6 +84,11 @@ def plan(node, ports, cores, binary, run_dir=RUN_DIR):
 
 
 def _generator(node, ports, cores, binary, run_dir):
+    if any(port.virtio_user for port in ports.values()):
+        raise errors.SystemSetupError(
+            '--virtio-user: the generator drives PCI data ports only '
+            '(epa_chain.prox.gen_config names them by PCI address): run it '
+            'in a guest, or use the host\'s own traffic generator')
     try:
         from epa_chain.prox import gen_config
     except ImportError as exc:

@@ -20,9 +20,14 @@ source (PROX's default). Directions share the forwarding cores round
 robin: with one forwarding core both tasks run on it, as in the seed.
 Ports are numbered as DPDK numbers them (PCI address order) and named
 after the data port they carry, so the tasks read `rx port=left`.
+
+Virtio-user ports (on a host) are DPDK vdevs that PROX passes through to
+EAL with `eal=` (PROX's own `[port N] vdev=` key is something else: a
+kernel tap beside the port); `no-pci=yes` keeps the PCI bus out of it.
 """
 
 from epa_chain.vnf_runtime import switch_learning
+from epa_chain.vnf_runtime import virtio_user
 
 MEMPOOL_SIZE = '4K'     # seed 000, handle_l2fwd.cfg
 START_TIME_S = 5        # idem
@@ -40,16 +45,27 @@ def render(node, ports, cores):
         % node.name,
         '; from the config drive: change the Heat stack, not this file.',
     ]
+    vdevs = any(port.virtio_user for port in by_dpdk)
     for port in by_dpdk:
         data = node.ports[port.name]
-        lines.append(';   %-5s = DPDK port %d, PCI %s, MAC %s, %s VLAN %s'
-                     % (port.name, port.dpdk_port, port.pci, port.mac,
+        device = ('virtio-user %s' % port.virtio_user if port.virtio_user
+                  else 'PCI %s' % port.pci)
+        lines.append(';   %-5s = DPDK port %d, %s, MAC %s, %s VLAN %s'
+                     % (port.name, port.dpdk_port, device, port.mac,
                         data.network, data.vlan))
-    lines += ['', '[eal options]', '-n=4', 'no-output=no',
-              'eal=' + ' '.join('-a %s' % p.pci for p in by_dpdk)]
+    lines += ['', '[eal options]', '-n=4', 'no-output=no']
+    if vdevs:
+        # PROX splits eal= at spaces: socket paths must have none.
+        lines += ['no-pci=yes', 'eal=' + ' '.join(
+            a for a in virtio_user.eal_args(by_dpdk) if a != '--no-pci')]
+    else:
+        lines.append('eal=' + ' '.join('-a %s' % p.pci for p in by_dpdk))
     for port in by_dpdk:
         lines += ['', '[port %d]' % port.dpdk_port, 'name=%s' % port.name,
                   'mac=hardware', 'promiscuous=no']
+        if port.virtio_user:
+            # Link state by polling: no interrupt to wait for on a vdev.
+            lines.append('lsc=no')
     lines += ['', '[defaults]', 'mempool size=%s' % MEMPOOL_SIZE,
               '', '[global]', 'start time=%d' % START_TIME_S,
               'name=%s' % node.name,

@@ -36,6 +36,8 @@ and no measurement ever sees it.
 - testpmd has no timer to send from: the port that never transmits gets
   its own MAC as --eth-peer, so the --tx-first burst at start, and any
   frame ever forwarded out of it, is such a learning frame.
+- Virtio-user ports (on a host) have no kernel side to send boot frames
+  from: the --tx-first burst is their first learning frame.
 """
 
 import dataclasses
@@ -93,25 +95,36 @@ def prox_bps(interval_s=INTERVAL_S):
     return max(1, int(math.ceil(wire / interval_s)))
 
 
-def plan(node, engine):
-    """Per data port: does it receive, transmit, and how it is learnt."""
+def plan(node, engine, boot_frames=True):
+    """Per data port: does it receive, transmit, and how it is learnt.
+
+    Without boot frames (virtio-user ports have no kernel interface to
+    send them from) testpmd's --tx-first burst is the first teacher.
+    """
     receiving = {flow.rx_port for flow in node.flows}
     sending = {flow.tx_port for flow in node.flows}
+    if boot_frames:
+        first = 'boot frames, then '
+    elif engine == 'testpmd':
+        first = 'the --tx-first burst, then '
+    else:
+        first = ''
     plans = {}
     for name in sorted(node.ports):
         receives, transmits = name in receiving, name in sending
         if transmits:
-            method = ('boot frames, then the frames it forwards (source = '
-                      'this port)')
+            method = first + ('the frames it forwards (source = this '
+                              'port)')
             if not receives:
                 method += '; it receives nothing, so nothing depends on it'
         elif engine == 'prox':
-            method = ('boot frames, then a PROX gen task: one frame every '
-                      '%g s' % INTERVAL_S)
+            method = first + ('a PROX gen task: one frame every %g s'
+                              % INTERVAL_S)
         else:
-            method = ('boot frames and the --tx-first burst only: not '
-                      'refreshed while testpmd forwards (aged out after '
-                      '%d s)' % MAC_AGING_S)
+            method = ('%s --tx-first burst only: not refreshed while '
+                      'testpmd forwards (aged out after %d s)' % (
+                          'boot frames and the' if boot_frames else 'the',
+                          MAC_AGING_S))
         plans[name] = PortLearning(name, receives, transmits, method)
     return plans
 

@@ -20,8 +20,11 @@ that direction's next hop. A port that sends no direction (the receiving
 port of a unidirectional chain) gets its own MAC as peer, so whatever
 testpmd ever sends from it, starting with the `--tx-first` burst, is a
 switch-learning frame that OVS drops. Ports are numbered in DPDK's PCI
-order, which is also the order of the `-a` arguments.
+order, which is also the order of the `-a` arguments; virtio-user ports
+(on a host) in the order of their `--vdev` arguments.
 """
+
+from epa_chain.vnf_runtime import virtio_user
 
 MBUFS = 16384       # enough for two 1024-slot rings each way, not 300 MB
 READY_LINE = 'Press enter to exit'   # printed once forwarding has started
@@ -44,8 +47,11 @@ def argv(binary, node, ports, cores):
     lcores = sorted((cores.master,) + workers)
     args = [binary, '-l', ','.join(str(c) for c in lcores),
             '--main-lcore', str(cores.master), '-n', '4']
-    for port in by_dpdk:
-        args += ['-a', port.pci]
+    if any(port.virtio_user for port in by_dpdk):
+        args += virtio_user.eal_args(by_dpdk)
+    else:
+        for port in by_dpdk:
+            args += ['-a', port.pci]
     args += ['--', '--forward-mode=mac']
     for port_id, mac in sorted(peers(node, ports).items()):
         args.append('--eth-peer=%d,%s' % (port_id, mac))
