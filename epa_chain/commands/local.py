@@ -1,0 +1,295 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
+"""Deploy the shipped Heat templates on this host and benchmark them.
+
+No cloud: Heat's own engine resolves the stack in-process; provider VLAN
+networks become OVS-DPDK bridges (userspace datapath, private OVS), VNF
+ports vhost-user ports, servers VNF runtimes driving dpdk-testpmd through
+virtio-user, and the generator a paced AF_PACKET sender/receiver. Needs
+root; installs the Debian packages it lacks.
+
+  epa-chain local run --preset pvp --frame-sizes 64,512 --json out.json
+  epa-chain local run --preset vecpe --vnf-counts 0,1,2,3
+  epa-chain local up --preset pvvp-unidir; epa-chain local status
+  epa-chain local down          (idempotent; cleans up a killed run too)
+
+Presets: pvp, pvvp, vecpe (bidirectional; 1, 2, 3 VNFs) and
+pvp-unidir, pvvp-unidir, vecpe-unidir, pvp-bidir, ... (templates/presets).
+Exit status: 0 done, 1 a measurement or a chain check failed, 2 bad input
+(nothing created), 130 interrupted (the bed was taken down).
+"""
+
+import sys
+
+from epa_chain.commands import measure
+
+DEFAULT_PREFIX = 'epa'
+
+
+def add_arguments(parser):
+    actions = parser.add_subparsers(dest='action', metavar='ACTION')
+    actions.required = True
+    run = actions.add_parser(
+        'run', help='up, prove the chain, measure, down',
+        description='Bring the chain up, prove it (learning, MAC rewriting, '
+                    'delivery, no flooding), run the throughput search and '
+                    'latency test, print the seed-layout table, take it '
+                    'down.')
+    _stack_arguments(run)
+    _bed_arguments(run)
+    measure.add_campaign_arguments(
+        run, method='rfc2544', trial_duration=5.0, resolution=0.05,
+        latency_duration=5.0, mlr_initial_trial=0.5)
+    run.add_argument('--vnf-counts', metavar='N,...',
+                     help='run once per chain length with the preset\'s '
+                          'other settings, 0 meaning OVS alone, and print '
+                          'each lossless rate as a ratio to the first '
+                          '(e.g. 0,1,2,3)')
+    run.add_argument('--keep-up', action='store_true',
+                     help='leave the bed up afterwards (take it down with '
+                          '`epa-chain local down`)')
+    run.add_argument('--json', metavar='OUT',
+                     help='write the results (schema epa-chain/results/1 '
+                          'with a testbed section) to OUT')
+    run.add_argument('-q', '--quiet', action='store_true',
+                     help='no progress lines on stderr')
+
+    up = actions.add_parser(
+        'up', help='bring the chain up and prove it; leave it up',
+        description='Realise the stack on this host and prove the chain, '
+                    'then leave it running.')
+    _stack_arguments(up)
+    _bed_arguments(up)
+    up.add_argument('-q', '--quiet', action='store_true')
+
+    down = actions.add_parser(
+        'down', help='take a bed down (idempotent)',
+        description='Stop every process, delete the namespaces (bridges, '
+                    'ports), give the huge pages back and remove the '
+                    'sockets of a bed, whether its run ended, failed or '
+                    'was killed. Safe to run twice.')
+    _bed_arguments(down, stack=False)
+
+    status = actions.add_parser('status', help='what a bed holds now')
+    _bed_arguments(status, stack=False)
+    status.add_argument('--json', action='store_true',
+                        help='print the status as JSON')
+
+
+def _stack_arguments(parser):
+    group = parser.add_argument_group(
+        'stack', 'the same template, environments and parameters as '
+        '`openstack stack create`')
+    group.add_argument('-t', '--template', metavar='FILE',
+                       help='HOT template (default: the shipped '
+                            'templates/chain.yaml)')
+    group.add_argument('--preset', default='pvp', metavar='NAME',
+                       help='environment from templates/presets by name: '
+                            'pvp, pvvp, vecpe (bidirectional), NAME-unidir, '
+                            'NAME-bidir; or a file (default: pvp)')
+    group.add_argument('-e', '--environment', action='append', default=[],
+                       metavar='FILE',
+                       help='more environment files, applied after the '
+                            'preset')
+    group.add_argument('--parameter', action='append', default=[],
+                       metavar='KEY=VALUE',
+                       help='template parameter, repeatable (wins over '
+                            'environments)')
+    group.add_argument('--engine', choices=('testpmd', 'prox'),
+                       default='testpmd',
+                       help='VNF forwarding engine (default: testpmd, from '
+                            'the dpdk-dev package)')
+    group.add_argument('--engine-binary', metavar='PATH',
+                       help='the engine executable (default: found on PATH)')
+    group.add_argument('--no-install', dest='install', action='store_false',
+                       help='do not apt-get install missing packages')
+
+
+def _bed_arguments(parser, stack=True):
+    from epa_chain.local import state
+
+    parser.add_argument('--prefix', default=DEFAULT_PREFIX,
+                        help='names of this bed: namespaces PREFIX-ovs and '
+                             'PREFIX-gen, state in STATE_ROOT/PREFIX '
+                             '(default: %(default)s)')
+    parser.add_argument('--state-root', default=state.DEFAULT_ROOT,
+                        metavar='DIR',
+                        help='where beds keep their state (default: '
+                             '%(default)s)')
+
+
+def _error(message):
+    print('epa-chain local: %s' % message, file=sys.stderr, flush=True)
+
+
+def _progress(args):
+    if getattr(args, 'quiet', False):
+        return lambda line: None
+
+    def say(line):
+        print(line, file=sys.stderr, flush=True)
+    return say
+
+
+def _parameters(args, vnf_count=None):
+    # The bed always runs its own generator in the stack: a preset made
+    # for an external hardware tester (vecpe) gets the in-stack one.
+    parameters = {'vnf_engine': args.engine, 'endpoints': 'generator'}
+    for pair in args.parameter:
+        key, sep, value = pair.partition('=')
+        if not sep or not key.strip():
+            raise ValueError('--parameter %r: give KEY=VALUE, e.g. '
+                             'vnf_count=2' % pair)
+        parameters[key.strip()] = value.strip()
+    if vnf_count is not None:
+        parameters['vnf_count'] = max(1, vnf_count)
+    return parameters
+
+
+def _stack(args, vnf_count=None):
+    from epa_chain.hot import shipped
+    from epa_chain.local import session
+
+    template_dir = shipped.template_dir()
+    template = args.template or (template_dir and
+                                 '%s/%s' % (template_dir, shipped.TEMPLATE))
+    if not template:
+        raise session.SessionError(
+            'no --template and no shipped templates found in %s'
+            % ', '.join(shipped.template_dir_candidates()))
+    environments = [session.preset_path(args.preset, template_dir)]
+    return session.Stack(template=template,
+                         environments=environments + args.environment,
+                         parameters=_parameters(args, vnf_count),
+                         stack_name=args.prefix)
+
+
+def run(args):
+    from epa_chain.local import session
+
+    progress = _progress(args)
+    state = session.new_state(args.state_root, args.prefix)
+    try:
+        if args.action == 'down':
+            from epa_chain.local import bed
+            bed.down(state, _progress(args))
+            return 0
+        if args.action == 'status':
+            return _status(args, state)
+        if args.action == 'up':
+            return _up(args, state, progress)
+        return _run(args, state, progress)
+    except session.Interrupted as exc:
+        _error('interrupted (%s); the bed was taken down' % exc)
+        return 130
+    except (session.SessionError, ValueError) as exc:
+        _error(exc)
+        return 2
+
+
+def _status(args, state):
+    import json
+
+    from epa_chain.local import bed
+
+    found = bed.status(state)
+    if args.json:
+        json.dump(found, sys.stdout, indent=1, sort_keys=True)
+        sys.stdout.write('\n')
+        return 0
+    if not found.get('phase'):
+        print('%s: no bed%s' % (state.prefix, '; leftovers: %s (run '
+                                '`epa-chain local down`)' % ', '.join(
+                                    found['leftovers'])
+                                if found.get('leftovers') else ''))
+        return 0
+    print('%s: %s (%s)' % (state.prefix, found['phase'],
+                           found['directory']))
+    for process in found['processes']:
+        status = process.get('status') or {}
+        print('  %-24s pid %-7s %s, engine %s, %s restart(s)' % (
+            process['name'], process['pid'],
+            'alive' if process['alive'] else 'GONE',
+            status.get('state'), status.get('restarts') or 0))
+    print('  namespaces: %s' % ', '.join(found['namespaces']))
+    print('  huge pages: %s' % found.get('hugepages'))
+    return 0
+
+
+def _up_once(args, state, progress, vnf_count=None):
+    """Resolve, plan, bring up, prove: the Bed (taken down on failure)."""
+    from epa_chain.local import session
+
+    session.preflight(args.install, progress)
+    stack = _stack(args, vnf_count)
+    progress('resolving %s with %s (Heat engine, in-process)' % (
+        stack.template, ', '.join(stack.environments)))
+    _realisation, topology = session.resolve(stack)
+    plan = session.make_plan(topology, state, vnf_count)
+    for note in plan.notes + plan.flavors:
+        progress('plan: ' + note)
+    return session.bring_up(plan, state, progress, args.engine_binary)
+
+
+def _up(args, state, progress):
+    from epa_chain.local import session
+
+    with session.Signals():
+        bed = _up_once(args, state, progress)
+        bed.close_generator()
+    print('%s is up: `epa-chain local status --prefix %s`, `epa-chain '
+          'local down --prefix %s`' % (args.prefix, args.prefix,
+                                       args.prefix))
+    return 0
+
+
+def _vnf_counts(args):
+    if not args.vnf_counts:
+        return [None]
+    try:
+        counts = [int(item) for item in args.vnf_counts.split(',') if item]
+    except ValueError:
+        counts = []
+    if not counts or any(c < 0 or c > 3 for c in counts):
+        raise ValueError('--vnf-counts %r: give chain lengths 0 to 3 '
+                         'separated by commas, e.g. 0,1,2,3'
+                         % args.vnf_counts)
+    return counts
+
+
+def _run(args, state, progress):
+    from epa_chain.local import runner
+    from epa_chain.local import session
+
+    counts = _vnf_counts(args)
+    # Bad measurement options fail here, before anything is created.
+    measure.build_plan(_campaign_args(args, 1, ('forward',), args.max_load))
+    documents = []
+    with session.Signals():
+        for count in counts:
+            bed = _up_once(args, state, progress, count)
+            documents.append(runner.measure(
+                bed, lambda *values: measure.build_plan(
+                    _campaign_args(args, *values)),
+                progress, keep_up=args.keep_up and count == counts[-1],
+                max_load=args.max_load))
+    return runner.finish(documents, args.json, progress, sys.stdout)
+
+
+def _campaign_args(args, chain_length, directions, max_load):
+    import argparse
+
+    values = vars(args).copy()
+    values.update(direction='bi' if len(directions) == 2 else 'uni',
+                  chain_length=chain_length, max_load=max_load)
+    return argparse.Namespace(**values)

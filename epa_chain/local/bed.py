@@ -1,0 +1,365 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
+"""Bring a LocalPlan up on this host, and take any bed down again.
+
+`up` follows the order a cloud creates the stack in: networks (bridges),
+ports, servers (VNF runtimes), then waits for every VNF's READY line as
+the Tempest plugin waits for it on the console. Each step is recorded in
+the bed's state before it acts (state.py), so `down` can undo a bed whose
+owner was killed at any point; `down` is also what `up` runs on failure.
+"""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+
+from epa_chain.local import config_drive
+from epa_chain.local import host
+from epa_chain.vnf_runtime import readiness
+
+READY_TIMEOUT_S = 120
+MAC_AGING_S = 3600      # longer than any run: receive-only ports stay known
+PACKAGE_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__))))
+
+
+class BedError(RuntimeError):
+    """The bed could not be brought up; the message says where and why."""
+
+
+def summary(plan):
+    """The plan as JSON, for the state record and the results file."""
+    return {
+        'prefix': plan.prefix,
+        'bridges': [{'name': b.name, 'physical_network': b.physical_network}
+                    for b in plan.bridges],
+        'ports': [{'name': p.name, 'bridge': p.bridge, 'vlan': p.vlan,
+                   'mac': p.mac, 'owner': p.owner, 'role': p.role,
+                   'network': p.network, 'kind': p.kind}
+                  for p in plan.ports],
+        'vnfs': [{'name': v.name, 'engine': v.config.engine,
+                  'cpus': list(v.cpus), 'pinned': v.pinned}
+                 for v in plan.vnfs],
+        'generator': plan.generator.name,
+        'directions': list(plan.directions),
+        'hugepages_2mb': plan.hugepages, 'pmd_cpus': list(plan.pmd_cpus),
+        'flavors': list(plan.flavors), 'notes': list(plan.notes),
+    }
+
+
+class Bed:
+    """One bed: the plan, its record, and handles on what runs."""
+
+    def __init__(self, plan, state, progress, engine_binary=None,
+                 ready_timeout_s=READY_TIMEOUT_S):
+        self.plan = plan
+        self.state = state
+        self.progress = progress
+        self.engine_binary = engine_binary
+        self.ready_timeout_s = ready_timeout_s
+        self.switch = None
+        self.generator = None
+        self.timings = {}
+
+    # ---- up ---------------------------------------------------------------
+
+    def up(self):
+        from epa_chain.local import hugepages
+        from epa_chain.local import switch as switch_mod
+
+        started = time.monotonic()
+        plan, state = self.plan, self.state
+        if state.exists():
+            raise BedError('%s exists: a bed with prefix %r is up or was '
+                           'killed; run `epa-chain local down --prefix %s` '
+                           'first' % (state.path, plan.prefix, plan.prefix))
+        state.begin(summary(plan))
+        for name in (plan.ovs_netns, plan.generator_netns):
+            if name in host.namespaces():
+                raise BedError('network namespace %s exists: run `epa-chain '
+                               'local down --prefix %s`' % (name,
+                                                            plan.prefix))
+            state.add_namespace(name)
+            host.add_namespace(name)
+        self.progress('namespaces %s, %s' % (plan.ovs_netns,
+                                             plan.generator_netns))
+        state.set(hugepages={'intent': plan.hugepages,
+                             'mount_point': state.hugepage_mount})
+        state.set(hugepages=hugepages.reserve(plan.hugepages,
+                                              state.hugepage_mount))
+        self.progress('huge pages: %d x 2 MB for OVS and %d VNF(s)'
+                      % (plan.hugepages, len(plan.vnfs)))
+        self.switch = switch_mod.PrivateSwitch(
+            state.switch_dir, plan.ovs_netns, prefix=plan.prefix,
+            pmd_cpus=plan.pmd_cpus, huge_dir=state.hugepage_mount)
+        state.set(switch_dir=state.switch_dir)
+        self.switch.start()
+        versions = self.switch.versions()
+        state.set(versions=versions)
+        self.progress('OVS %s with DPDK %s (userspace datapath, PMD on CPU '
+                      '%s) in %s' % (
+                          versions.get('ovs_version'),
+                          versions.get('dpdk_version'),
+                          ','.join(str(c) for c in plan.pmd_cpus),
+                          plan.ovs_netns))
+        for bridge in plan.bridges:
+            self.switch.add_bridge(bridge.name, mac_aging_s=MAC_AGING_S)
+        os.makedirs(state.socket_dir, exist_ok=True)
+        for port in plan.ports:
+            if port.kind == 'vhost':
+                self.switch.add_vhost_client_port(port.bridge, port.name,
+                                                  port.vlan, port.socket)
+            else:
+                self._add_veth(port)
+        self.progress('bridges %s; %d ports' % (
+            ', '.join(_bridge_label(plan, b) for b in plan.bridges),
+            len(plan.ports)))
+        self._start_vnfs()
+        self._wait_ready()
+        self.generator = self._make_generator()
+        state.set(phase='up')
+        self.timings['up_s'] = time.monotonic() - started
+        self.progress('up in %.1f s' % self.timings['up_s'])
+        return self
+
+    def _add_veth(self, port):
+        plan = self.plan
+        host.run(['ip', '-n', plan.ovs_netns, 'link', 'add', port.name,
+                  'type', 'veth', 'peer', 'name', port.peer, 'netns',
+                  plan.generator_netns])
+        host.run(['ip', '-n', plan.generator_netns, 'link', 'set',
+                  port.peer, 'address', port.mac])
+        for netns, name in ((plan.ovs_netns, port.name),
+                            (plan.generator_netns, port.peer)):
+            host.run(['ip', '-n', netns, 'link', 'set', name, 'up'])
+        self.switch.add_system_port(port.bridge, port.name, port.vlan)
+
+    def _runtime_argv(self, vnf):
+        directory = self.state.vnf_dir(vnf.name)
+        argv = [sys.executable, '-m', 'epa_chain.vnf_runtime', 'run',
+                '--config-drive', os.path.join(directory, 'config-drive'),
+                '--run-dir', os.path.join(directory, 'run'),
+                '--console', os.path.join(directory, 'console.log'),
+                '--status', os.path.join(directory, 'status.json'),
+                '--cpus', ','.join(str(c) for c in vnf.cpus)]
+        for port in vnf.ports:
+            argv += ['--virtio-user', '%s=%s' % (port.mac, port.socket)]
+        if self.engine_binary:
+            argv += ['--%s' % vnf.config.engine, self.engine_binary]
+        return argv
+
+    def _start_vnfs(self):
+        env = dict(os.environ)
+        env['PYTHONPATH'] = os.pathsep.join(
+            [PACKAGE_ROOT] + ([env['PYTHONPATH']] if env.get('PYTHONPATH')
+                              else []))
+        self._processes = {}
+        for vnf in self.plan.vnfs:
+            directory = self.state.vnf_dir(vnf.name)
+            os.makedirs(directory, exist_ok=True)
+            config_drive.write(os.path.join(directory, 'config-drive'), vnf)
+            argv = self._runtime_argv(vnf)
+            with open(os.path.join(directory, 'runtime.log'), 'ab') as log:
+                # A session of its own: the terminal's Ctrl-C reaches this
+                # process only, which then stops the VNFs in order.
+                process = subprocess.Popen(
+                    argv, stdin=subprocess.DEVNULL, stdout=log, stderr=log,
+                    env=env, start_new_session=True)
+            self.state.add_process(vnf.name, process.pid, argv,
+                                   os.path.join(directory, 'status.json'))
+            self._processes[vnf.name] = process
+        for vnf in self.plan.vnfs:
+            self.progress('started the runtime of %s (%s, CPUs %s)' % (
+                vnf.name, vnf.config.engine, ','.join(map(str, vnf.cpus))))
+
+    def _wait_ready(self):
+        waiting = {v.name: v for v in self.plan.vnfs}
+        deadline = time.monotonic() + self.ready_timeout_s
+        while waiting:
+            for name in list(waiting):
+                console = os.path.join(self.state.vnf_dir(name),
+                                       'console.log')
+                text = _read(console)
+                ready = readiness.ready_line(name, waiting[name].config
+                                             .engine)
+                if ready in text:
+                    self.progress('%s: %s' % (name, ready))
+                    del waiting[name]
+                    continue
+                failed = [line for line in text.splitlines()
+                          if line.startswith('EPA-CHAIN FAILED')]
+                process = self._processes[name]
+                if failed or process.poll() is not None:
+                    raise BedError('%s failed to start: %s (console %s, '
+                                   'runtime log %s)' % (
+                                       name, failed[-1] if failed else
+                                       'runtime exited with %s'
+                                       % process.returncode, console,
+                                       os.path.join(self.state.vnf_dir(
+                                           name), 'runtime.log')))
+            if waiting and time.monotonic() > deadline:
+                raise BedError('%s not ready after %d s (see %s)' % (
+                    ', '.join(sorted(waiting)), self.ready_timeout_s,
+                    ', '.join(os.path.join(self.state.vnf_dir(n),
+                                           'console.log')
+                              for n in sorted(waiting))))
+            time.sleep(0.2)
+
+    def _make_generator(self):
+        from epa_chain.local import generator as local_generator
+
+        config = self.plan.generator.config
+        endpoints = [local_generator.Endpoint(
+            name=p.role, interface=p.peer, mac=p.mac)
+            for p in self.plan.generator.ports]
+        streams = [local_generator.Stream(
+            direction=f.direction, tx=f.tx_port, rx=f.rx_port,
+            dst_mac=f.next_hop_mac) for f in config.flows]
+        return local_generator.LocalGenerator(
+            self.plan.generator_netns, endpoints, streams)
+
+    def close_generator(self):
+        if self.generator is not None:
+            self.generator.close()
+            self.generator = None
+
+
+def _bridge_label(plan, bridge):
+    vlans = sorted({p.vlan for p in plan.ports if p.bridge == bridge.name})
+    return '%s (VLAN %s)' % (bridge.name, ', '.join(map(str, vlans)))
+
+
+def _read(path):
+    try:
+        with open(path, errors='replace') as stream:
+            return stream.read()
+    except OSError:
+        return ''
+
+
+def down(state, progress):
+    """Undo everything a bed (recorded or implied) holds; idempotent."""
+    from epa_chain.local import hugepages
+    from epa_chain.local import switch as switch_mod
+
+    started = time.monotonic()
+    done = {'processes': 0, 'namespaces': [], 'hugepages': None}
+    recorded = state.exists()
+    if recorded:
+        try:
+            state.load()
+        except (OSError, ValueError) as exc:
+            progress('state record unreadable (%s): cleaning up by name'
+                     % exc)
+    # 1. The VNF runtimes first: on SIGTERM each stops its engine and
+    # gives back what it took. Then whatever still names this bed's
+    # directory (an engine whose runtime was killed -9) or runs inside
+    # its namespaces (the generator's workers, ovs-vswitchd).
+    pids = [p['pid'] for p in state.data.get('processes', [])
+            if _still_ours(p)]
+    stopped = host.stop_processes(pids)
+    leftovers = set(host.pids_mentioning(state.directory + '/'))
+    for name in state.namespaces:
+        if name in host.namespaces():
+            leftovers.update(host.namespace_pids(name))
+    leftovers.discard(os.getpid())
+    stopped += host.stop_processes(sorted(leftovers), grace_s=5)
+    done['processes'] = len(set(stopped))
+    # 2. OVS: the daemons by their pidfiles (ovsdb-server runs outside
+    # the namespace).
+    if os.path.isdir(state.switch_dir):
+        switch_mod.PrivateSwitch.stop_in(state.switch_dir)
+    # 3. Namespaces: their veths, bridge taps and ovs-netdev go with them.
+    for name in state.namespaces:
+        if host.delete_namespace(name):
+            done['namespaces'].append(name)
+    # 4. Huge pages back, hugetlbfs unmounted.
+    record = state.data.get('hugepages')
+    if record and 'added' in record:
+        owed = record['added']
+        hugepages.release(record)
+        done['hugepages'] = '%d given back%s' % (
+            owed - record['added'], ', %d still in use by others'
+            % record['added'] if record['added'] else '')
+        if state.exists():
+            state.save()    # release() updated it: never give back twice
+    elif os.path.ismount(state.hugepage_mount):
+        host.run(['umount', state.hugepage_mount], check=False)
+    # 5. Sockets, config drives, the record itself; logs are kept.
+    _keep_logs(state)
+    progress('down in %.1f s: %d process(es) stopped, namespaces %s, huge '
+             'pages %s' % (time.monotonic() - started, done['processes'],
+                           ', '.join(done['namespaces']) or 'none left',
+                           done['hugepages'] or 'none held'))
+    return done
+
+
+def _still_ours(process):
+    argv = host.cmdline(process['pid'])
+    return bool(argv) and argv[0].decode(errors='replace') == \
+        process.get('argv0')
+
+
+def _keep_logs(state):
+    """Remove the bed's directory but its logs (moved to <dir>.logs)."""
+    if not os.path.isdir(state.directory):
+        return
+    logs = state.directory + '.logs'
+    shutil.rmtree(logs, ignore_errors=True)
+    os.makedirs(logs, exist_ok=True)
+    for root, _dirs, names in os.walk(state.directory):
+        for name in names:
+            if name.endswith('.log'):
+                source = os.path.join(root, name)
+                relative = os.path.relpath(source, state.directory)
+                target = os.path.join(logs, relative.replace(os.sep, '_'))
+                try:
+                    shutil.copyfile(source, target)
+                except OSError:
+                    pass
+    shutil.rmtree(state.directory, ignore_errors=True)
+
+
+def status(state):
+    """What a bed holds now: record, processes alive, namespaces."""
+    if not state.exists():
+        present = [n for n in state.namespaces if n in host.namespaces()]
+        return {'prefix': state.prefix, 'up': False,
+                'leftovers': present}
+    state.load()
+    processes = []
+    for process in state.data.get('processes', []):
+        item = dict(process, alive=_still_ours(process))
+        item['status'] = _status_file(process.get('status'))
+        processes.append(item)
+    return {'prefix': state.prefix, 'up': state.data.get('phase') == 'up',
+            'phase': state.data.get('phase'),
+            'directory': state.directory,
+            'namespaces': [n for n in state.namespaces
+                           if n in host.namespaces()],
+            'hugepages': state.data.get('hugepages'),
+            'versions': state.data.get('versions'),
+            'processes': processes, 'plan': state.data.get('plan')}
+
+
+def _status_file(path):
+    try:
+        with open(path) as stream:
+            data = json.load(stream)
+    except (OSError, ValueError, TypeError):
+        return None
+    return {key: data.get(key) for key in ('state', 'engine', 'restarts',
+                                           'pid', 'reason')}

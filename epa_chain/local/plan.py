@@ -1,0 +1,332 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
+"""What a realised stack becomes on this host (pure: nothing is changed).
+
+The cloud resource  ->  here
+  OS::Neutron::ProviderNet (physnet P, VLAN V)
+                    ->  netdev bridge br-P (one per physical network,
+                        action NORMAL) and VLAN tag V on its access ports
+  OS::Neutron::Port of a VNF
+                    ->  dpdkvhostuserclient port, the VNF's virtio-user
+                        device on the socket, with the MAC Heat resolved
+  OS::Neutron::Port of the generator
+                    ->  veth pair: one end on the bridge, the other in
+                        the generator's network namespace with that MAC
+  OS::Nova::Server (role vnf)
+                    ->  the VNF runtime as a process, its config drive a
+                        directory written from what Heat resolved
+  OS::Nova::Server (role generator)
+                    ->  the local AF_PACKET generator in its namespace
+  OS::Nova::Flavor  ->  huge pages for every VNF; dedicated CPUs when the
+                        host has enough cores, otherwise shared and said so
+"""
+
+import dataclasses
+import typing
+
+from epa_chain.chain import node_config
+
+IFNAMSIZ = 15           # longest Linux interface name
+OVS_PAGES = 512         # dpdk-socket-mem=1024 in 2 MB pages
+VNF_PAGES = 256         # the runtime's hugepages.VNF_MB (512 MB)
+SPARE_PAGES = 32
+HOUSEKEEPING_CPU = 0    # control plane, generator, engines' master lcores
+PMD_CPU = 1             # the one OVS PMD thread (pmd-cpu-mask)
+
+
+class PlanError(ValueError):
+    """The stack asks for something this host cannot stand in for."""
+
+    def __init__(self, field, message, fix):
+        super().__init__('%s: %s; %s' % (field, message, fix))
+        self.field = field
+        self.message = message
+        self.fix = fix
+
+
+@dataclasses.dataclass(frozen=True)
+class Bridge:
+    name: str
+    physical_network: str
+
+
+@dataclasses.dataclass(frozen=True)
+class SwitchPort:
+    """One Neutron port as a port of an OVS bridge."""
+
+    name: str               # OVS port (and interface) name
+    bridge: str
+    vlan: int
+    mac: str
+    owner: str              # server name
+    role: str               # left | right
+    network: str            # Neutron network name
+    kind: str               # vhost | veth
+    socket: typing.Optional[str] = None      # vhost-user socket (vhost)
+    peer: typing.Optional[str] = None        # veth end in the namespace
+
+
+@dataclasses.dataclass(frozen=True)
+class Vnf:
+    name: str
+    config: node_config.NodeConfig
+    user_data: str
+    server_id: str
+    ports: typing.Tuple[SwitchPort, ...]
+    cpus: typing.Tuple[int, ...]
+    pinned: bool
+
+
+@dataclasses.dataclass(frozen=True)
+class Generator:
+    name: str
+    config: node_config.NodeConfig
+    ports: typing.Tuple[SwitchPort, ...]
+
+    def port(self, role):
+        return next(p for p in self.ports if p.role == role)
+
+
+@dataclasses.dataclass(frozen=True)
+class Hop:
+    """What OVS must see on one hop: in_port sends src -> dst to out_port."""
+
+    direction: str
+    in_port: str
+    src: str
+    dst: str
+    out_port: str
+
+
+@dataclasses.dataclass(frozen=True)
+class LocalPlan:
+    prefix: str
+    bridges: typing.Tuple[Bridge, ...]
+    ports: typing.Tuple[SwitchPort, ...]
+    vnfs: typing.Tuple[Vnf, ...]
+    generator: Generator
+    hugepages: int                   # 2 MB pages for OVS and the VNFs
+    pmd_cpus: typing.Tuple[int, ...]
+    flavors: typing.Tuple[str, ...]  # how each flavor was honoured
+    notes: typing.Tuple[str, ...]
+
+    @property
+    def ovs_netns(self):
+        return '%s-ovs' % self.prefix
+
+    @property
+    def generator_netns(self):
+        return '%s-gen' % self.prefix
+
+    @property
+    def directions(self):
+        return tuple(f.direction for f in self.generator.config.flows)
+
+    def port_by_mac(self, mac):
+        return next((p for p in self.ports if p.mac == mac), None)
+
+    def hops(self):
+        """Every hop of every direction, from the nodes' configurations."""
+        hops = []
+        for direction in self.directions:
+            node, config, port_of = self.generator, self.generator.config, \
+                self.generator.port
+            seen = set()
+            while node.name not in seen:
+                seen.add(node.name)
+                flow = config.flow(direction)
+                if flow is None:
+                    break
+                tx = port_of(flow.tx_port)
+                target = self.port_by_mac(flow.next_hop_mac)
+                hops.append(Hop(direction, tx.name, tx.mac,
+                                flow.next_hop_mac,
+                                target.name if target else '?'))
+                if target is None or target.owner == self.generator.name:
+                    break
+                node = next(v for v in self.vnfs if v.name == target.owner)
+                config = node.config
+                port_of = _port_lookup(node)
+        return hops
+
+
+def _port_lookup(vnf):
+    def port_of(role):
+        return next(p for p in vnf.ports if p.role == role)
+    return port_of
+
+
+def interface_name(*parts):
+    """A name for OVS and the kernel: parts joined by '-', <= 15 chars."""
+    name = '-'.join(parts)
+    if len(name) <= IFNAMSIZ:
+        return name
+    return name[:IFNAMSIZ]
+
+
+def build(topology, prefix, socket_dir, host_cpus):
+    """The LocalPlan for a chain topology; PlanError if it cannot be."""
+    notes = []
+    bridges = {}
+    data_networks = {id(port.network): port.network
+                     for node in topology.nodes for port in node.data_ports}
+    for network in data_networks.values():
+        if network.existing:
+            raise PlanError(
+                'use_existing_networks', 'network %r is an existing '
+                'network; the local bed creates the chain segments itself'
+                % network.name, 'leave use_existing_networks false')
+        if network.network_type not in (None, 'vlan'):
+            raise PlanError(
+                '%s.network_type' % network.name, 'is %r'
+                % network.network_type, 'the local bed realises VLAN '
+                'provider networks only')
+        physnet = network.physical_network or 'physnet1'
+        if physnet not in bridges:
+            bridges[physnet] = Bridge(interface_name('br', physnet), physnet)
+
+    generators = [n for n in topology.nodes
+                  if n.config and n.config.role == 'generator']
+    if not generators:
+        raise PlanError('endpoints', 'the stack has no generator server',
+                        'use endpoints=generator (the default): the local '
+                        'bed needs a generator it can run')
+    for node in topology.nodes:
+        if node.config_error:
+            raise PlanError('%s.user_data' % node.name,
+                            str(node.config_error),
+                            'fix the template that renders it')
+
+    ports = []
+    vnfs = []
+    gen_node = generators[0]
+    vnf_nodes = [n for n in topology.nodes if n.config.role == 'vnf']
+    cpus, pinned = _cpu_sets(vnf_nodes, host_cpus, notes)
+    for index, node in enumerate(vnf_nodes, 1):
+        short = 'v%d' % index
+        node_ports = []
+        for role in node_config.PORT_NAMES:
+            port = node.port_for(role)
+            name = interface_name('vhu', short, role[0])
+            node_ports.append(_switch_port(
+                port, bridges, name, node.config.name, role, 'vhost',
+                socket='%s/%s.sock' % (socket_dir, name)))
+        ports.extend(node_ports)
+        vnfs.append(Vnf(name=node.config.name, config=node.config,
+                        user_data=node.server.properties['user_data'],
+                        server_id=node.server.resource_id,
+                        ports=tuple(node_ports), cpus=cpus[index - 1],
+                        pinned=pinned))
+    gen_ports = []
+    for role in node_config.PORT_NAMES:
+        port = gen_node.port_for(role)
+        gen_ports.append(_switch_port(
+            port, bridges, interface_name('gen', role), gen_node.config.name,
+            role, 'veth', peer=role))
+    ports.extend(gen_ports)
+    generator = Generator(gen_node.config.name, gen_node.config,
+                          tuple(gen_ports))
+    flavors = _flavors(topology, notes)
+    pages = OVS_PAGES + VNF_PAGES * len(vnfs) + SPARE_PAGES
+    notes.append('management network and its ports: not realised (nothing '
+                 'here needs them; the generator is driven in-process)')
+    return LocalPlan(prefix=prefix, bridges=tuple(bridges.values()),
+                     ports=tuple(ports), vnfs=tuple(vnfs),
+                     generator=generator, hugepages=pages,
+                     pmd_cpus=(PMD_CPU,), flavors=tuple(flavors),
+                     notes=tuple(notes))
+
+
+def _switch_port(port, bridges, name, owner, role, kind, socket=None,
+                 peer=None):
+    network = port.network
+    if network.vlan is None:
+        raise PlanError('%s.segmentation_id' % network.name, 'no VLAN',
+                        'give the provider network a VLAN')
+    return SwitchPort(
+        name=name, bridge=bridges[network.physical_network or
+                                  'physnet1'].name,
+        vlan=int(network.vlan), mac=port.mac, owner=owner, role=role,
+        network=network.name, kind=kind, socket=socket, peer=peer)
+
+
+def _cpu_sets(vnf_nodes, host_cpus, notes):
+    """Dedicated CPUs per VNF when the host has them; else shared."""
+    host_cpus = sorted(host_cpus)
+    if len(host_cpus) < 2:
+        raise PlanError('host CPUs', 'found %d' % len(host_cpus),
+                        'the local bed needs 2 CPUs: one for the OVS PMD '
+                        'and the VNFs, one for the rest')
+    free = [c for c in host_cpus if c not in (HOUSEKEEPING_CPU, PMD_CPU)]
+    needed = sum(n.config.forwarding_cores for n in vnf_nodes)
+    if needed and len(free) >= needed:
+        sets = []
+        for node in vnf_nodes:
+            workers = free[:node.config.forwarding_cores]
+            free = free[node.config.forwarding_cores:]
+            sets.append(tuple([HOUSEKEEPING_CPU] + workers))
+        notes.append('CPU pinning: each VNF\'s forwarding cores are its own '
+                     '(%s); OVS PMD on CPU %d' % (
+                         '; '.join('%s: %s' % (n.config.name, s[1:])
+                                   for n, s in zip(vnf_nodes, sets)),
+                         PMD_CPU))
+        return sets, True
+    shared = (HOUSEKEEPING_CPU, PMD_CPU)
+    notes.append('CPU pinning not honoured: %d CPUs cannot give %d '
+                 'forwarding cores their own; every VNF forwards on CPU %d '
+                 'with the OVS PMD, masters and the generator on CPU %d'
+                 % (len(host_cpus), needed, PMD_CPU, HOUSEKEEPING_CPU))
+    return [shared for _ in vnf_nodes], False
+
+
+def _flavors(topology, notes):
+    described = []
+    for flavor in topology.flavors.values():
+        props = flavor.properties
+        specs = props.get('extra_specs') or {}
+        page = specs.get('hw:mem_page_size')
+        honoured = ['huge pages (2 MB%s)' % (
+            ', asked %s' % page if page not in (None, 'large', '2MB',
+                                                '2048') else '')]
+        if specs.get('hw:cpu_policy') == 'dedicated':
+            honoured.append('hw:cpu_policy=dedicated as pinning when there '
+                            'are CPUs for it')
+        described.append('%s: %s vCPUs, %s MiB: %s; RAM and disk not '
+                         'reserved (processes take what they use)'
+                         % (props.get('name') or flavor.dotted,
+                            props.get('vcpus'), props.get('ram'),
+                            ', '.join(honoured)))
+    return described
+
+
+def without_vnfs(plan):
+    """OVS alone: the generator's two ports on one segment, no VNF.
+
+    The baseline the chain lengths are compared with: the generator sends
+    each direction straight to its own other port through one bridge.
+    """
+    left, right = plan.generator.port('left'), plan.generator.port('right')
+    right = dataclasses.replace(right, bridge=left.bridge, vlan=left.vlan,
+                                network=left.network)
+    flows = tuple(dataclasses.replace(
+        f, next_hop_mac=(right if f.tx_port == 'left' else left).mac)
+        for f in plan.generator.config.flows)
+    config = dataclasses.replace(plan.generator.config, flows=flows)
+    generator = Generator(plan.generator.name, config, (left, right))
+    used = {left.bridge}
+    return dataclasses.replace(
+        plan, bridges=tuple(b for b in plan.bridges if b.name in used),
+        ports=(left, right), vnfs=(), generator=generator,
+        hugepages=OVS_PAGES + SPARE_PAGES,
+        notes=plan.notes + ('0 VNFs: OVS alone, both generator ports on %s '
+                            'VLAN %d' % (left.network, left.vlan),))

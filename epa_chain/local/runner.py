@@ -1,0 +1,190 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
+"""Measure a bed with the engine the Tempest plugin uses, then report.
+
+The campaign (measurement/campaign.py) is the same code and the same
+searches; only the generator differs. Its highest load is capped at what
+this host's sender sustains (LocalGenerator.calibrate), since a generator
+that cannot offer the rate asked is an error, not a result.
+"""
+
+import time
+
+from epa_chain.local import bed as bed_mod
+from epa_chain.local import session
+from epa_chain.measurement import trial
+
+CALIBRATION_MARGIN = 0.9
+SCHEMA_COMPARISON = 'epa-chain/local-chain-lengths/1'
+
+
+def measure(bed, plan_factory, progress, keep_up=False, max_load=None):
+    """Run the campaign on an up-and-proven bed; returns the document."""
+    from epa_chain.measurement import campaign
+
+    plan = bed.plan
+    testbed = {'plan': bed_mod.summary(plan),
+               'proof': bed.proof.as_dict(),
+               'versions': bed.state.data.get('versions'),
+               'timings': dict(bed.timings),
+               'vnf_count': len(plan.vnfs)}
+    try:
+        if max_load is None:
+            fps = bed.generator.calibrate(trial.FrameSize(64))
+            max_load = fps * CALIBRATION_MARGIN
+            testbed['generator_capacity_fps'] = fps
+            progress('generator sustains %s fps per direction here; '
+                     'highest load %s fps' % (format(int(fps), ','),
+                                              format(int(max_load), ',')))
+        campaign_plan = plan_factory(len(plan.vnfs), plan.directions,
+                                     max_load)
+        started = time.monotonic()
+        document = campaign.run(bed.generator, campaign_plan, progress)
+        testbed['timings']['measure_s'] = time.monotonic() - started
+        checks = session.end_checks(bed)
+        testbed['end_checks'] = checks
+        progress('after measuring: %d/%d port MACs still learned, %d frames '
+                 'flooded since the proof' % (
+                     sum(checks['learned'].values()), len(checks['learned']),
+                     checks['flooded_since_proof']))
+    finally:
+        if not keep_up:
+            bed.close_generator()
+            started = time.monotonic()
+            bed_mod.down(bed.state, progress)
+            testbed['timings']['down_s'] = time.monotonic() - started
+    document['testbed'] = testbed
+    return document
+
+
+def failures(document):
+    """Why a document is not a clean result (empty: it is)."""
+    from epa_chain.measurement import campaign
+
+    found = ['%s: %s: %s' % item for item in campaign.errors(document)]
+    checks = document.get('testbed', {}).get('end_checks') or {}
+    if checks and not checks.get('all_learned'):
+        found.append('ports forgotten by OVS during the run: %s' % ', '.join(
+            p for p, seen in checks['learned'].items() if not seen))
+    if checks.get('flooded_since_proof'):
+        found.append('%d frames flooded during the measurement'
+                     % checks['flooded_since_proof'])
+    return found
+
+
+def lossless_rates(document):
+    """{frame size label: NDR fps} of one document."""
+    rates = {}
+    for case in document['cases']:
+        label = case['frame_size'].get('label') or str(
+            case['frame_size'].get('size'))
+        goals = (case.get('search') or {}).get('goals') or []
+        strictest = min(goals, key=lambda g: g['loss_ratio'], default=None)
+        rates[label] = strictest and strictest.get('throughput_fps')
+    return rates
+
+
+def comparison(documents):
+    """Lossless rate per chain length as a ratio to the first document."""
+    base = lossless_rates(documents[0])
+    rows = []
+    for document in documents:
+        rates = lossless_rates(document)
+        for label, fps in rates.items():
+            reference = base.get(label)
+            rows.append({'vnf_count': document['testbed']['vnf_count'],
+                         'frame_size': label, 'lossless_fps': fps,
+                         'ratio': (fps / reference if fps and reference
+                                   else None)})
+    return {'schema': SCHEMA_COMPARISON,
+            'reference_vnf_count': documents[0]['testbed']['vnf_count'],
+            'rows': rows}
+
+
+def render_comparison(table):
+    labels = list(dict.fromkeys(r['frame_size'] for r in table['rows']))
+    counts = list(dict.fromkeys(r['vnf_count'] for r in table['rows']))
+    cell = {(r['vnf_count'], r['frame_size']): r for r in table['rows']}
+    header = ['Frame (B)'] + ['%d VNF%s' % (c, '' if c == 1 else 's')
+                              for c in counts]
+    lines = ['Lossless rate (fps per direction) by chain length, as a ratio '
+             'to %d VNFs%s' % (table['reference_vnf_count'],
+                               ' (OVS alone)'
+                               if table['reference_vnf_count'] == 0 else ''),
+             '  '.join('%-18s' % h for h in header)]
+    for label in labels:
+        row = [label]
+        for count in counts:
+            item = cell.get((count, label))
+            if not item or not item['lossless_fps']:
+                row.append('-')
+            else:
+                row.append('%s (%.2f)' % (format(int(item['lossless_fps']),
+                                                 ','), item['ratio'] or 0))
+        lines.append('  '.join('%-18s' % c for c in row))
+    return '\n'.join(lines) + '\n'
+
+
+def render_testbed(document):
+    testbed = document['testbed']
+    timings = testbed['timings']
+    lines = ['Test bed: %d VNF(s), %s; up %.1f s, measure %.1f s, down '
+             '%s s' % (testbed['vnf_count'],
+                       '+'.join(testbed['plan']['directions']),
+                       timings.get('up_s', 0), timings.get('measure_s', 0),
+                       '%.1f' % timings['down_s'] if 'down_s' in timings
+                       else '(kept up)')]
+    proof = testbed['proof']
+    lines.append('Chain proof: %s; %d hop(s) rewritten as configured; '
+                 'flooded during the probe: %d' % (
+                     'OK' if proof['ok'] else 'FAILED',
+                     sum(1 for h in proof['hops'] if h['ok']),
+                     proof['flooded_during_probe']))
+    checks = testbed.get('end_checks')
+    if checks:
+        lines.append('After measuring: %d/%d MACs learned, %d frames '
+                     'flooded (unknown unicast) since the proof' % (
+                         sum(checks['learned'].values()),
+                         len(checks['learned']),
+                         checks['flooded_since_proof']))
+    return '\n'.join(lines) + '\n'
+
+
+def finish(documents, json_path, progress, out):
+    """Print tables, write JSON; the exit status (0 clean, 1 failures)."""
+    import json
+
+    from epa_chain.measurement import campaign
+    from epa_chain.measurement import report
+
+    problems = []
+    for document in documents:
+        out.write(report.render_tables(document))
+        out.write('\n' + render_testbed(document) + '\n')
+        problems += failures(document)
+    payload = documents[0]
+    if len(documents) > 1:
+        table = comparison(documents)
+        out.write(render_comparison(table))
+        payload = dict(table, runs=documents)
+    if json_path:
+        if len(documents) > 1:
+            with open(json_path, 'w') as stream:
+                json.dump(payload, stream, indent=1, sort_keys=True)
+        else:
+            campaign.write_json(payload, json_path)
+        progress('results written to %s' % json_path)
+    for problem in problems:
+        progress('FAILED: ' + problem)
+    out.flush()
+    return 1 if problems else 0

@@ -1,0 +1,150 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
+"""The shipped presets, resolved by Heat, as the local bed would build them."""
+
+import functools
+import os
+
+import testtools
+
+from epa_chain.local import plan as plan_mod
+from epa_chain.local import session
+from epa_chain.tests import repo
+
+LOCAL = {'vnf_engine': 'testpmd', 'endpoints': 'generator'}
+
+
+@functools.lru_cache(maxsize=None)
+def _topology(preset, **overrides):
+    parameters = dict(LOCAL, **overrides)
+    stack = session.Stack(os.path.join(repo.TEMPLATES, 'chain.yaml'),
+                          [session.preset_path(preset, repo.TEMPLATES)],
+                          parameters, 'epa')
+    return session.resolve(stack)[1]
+
+
+def _plan(preset, cpus=(0, 1), **overrides):
+    return plan_mod.build(_topology(preset, **overrides), 'epa',
+                          '/run/x/sockets', list(cpus))
+
+
+class TestPlan(testtools.TestCase):
+
+    def test_vecpe_segments_become_vlans_on_one_bridge_per_physnet(self):
+        plan = _plan('vecpe')
+        self.assertEqual({'br-physnet1': 'physnet1',
+                          'br-physnet2': 'physnet2'},
+                         {b.name: b.physical_network for b in plan.bridges})
+        by_name = {p.name: p for p in plan.ports}
+        # Seed 000 Table 8-3: the VNF MACs the preset fixes, VLANs 1001..
+        self.assertEqual(('br-physnet1', 1001, '00:00:00:00:00:10'), (
+            by_name['vhu-v1-l'].bridge, by_name['vhu-v1-l'].vlan,
+            by_name['vhu-v1-l'].mac))
+        self.assertEqual(1002, by_name['vhu-v1-r'].vlan)
+        self.assertEqual(1002, by_name['vhu-v2-l'].vlan)
+        self.assertEqual(('br-physnet2', 2002), (by_name['gen-right'].bridge,
+                                                 by_name['gen-right'].vlan))
+        self.assertEqual('/run/x/sockets/vhu-v2-r.sock',
+                         by_name['vhu-v2-r'].socket)
+        self.assertEqual('right', by_name['gen-right'].peer)
+        self.assertEqual(3, len(plan.vnfs))
+        self.assertEqual(plan_mod.OVS_PAGES + 3 * plan_mod.VNF_PAGES +
+                         plan_mod.SPARE_PAGES, plan.hugepages)
+
+    def test_hops_follow_each_nodes_configured_next_hop(self):
+        plan = _plan('vecpe')
+        forward = [(h.in_port, h.dst, h.out_port) for h in plan.hops()
+                   if h.direction == 'forward']
+        gen_right = next(p for p in plan.ports if p.name == 'gen-right')
+        self.assertEqual([
+            ('gen-left', '00:00:00:00:00:10', 'vhu-v1-l'),
+            ('vhu-v1-r', '00:00:00:00:00:20', 'vhu-v2-l'),
+            ('vhu-v2-r', '00:00:00:00:00:30', 'vhu-v3-l'),
+            ('vhu-v3-r', gen_right.mac, 'gen-right')], forward)
+        reverse = [h.in_port for h in plan.hops()
+                   if h.direction == 'reverse']
+        self.assertEqual(['gen-right', 'vhu-v3-l', 'vhu-v2-l', 'vhu-v1-l'],
+                         reverse)
+
+    def test_unidirectional_chain_has_forward_hops_only(self):
+        plan = _plan('pvvp-unidir')
+        self.assertEqual(('forward',), plan.directions)
+        self.assertEqual(3, len(plan.hops()))
+
+    def test_two_cpus_share_and_say_so(self):
+        plan = _plan('vecpe')
+        self.assertEqual({(0, 1)}, {v.cpus for v in plan.vnfs})
+        self.assertFalse(plan.vnfs[0].pinned)
+        self.assertIn('CPU pinning not honoured', ' '.join(plan.notes))
+
+    def test_enough_cpus_pin_each_vnf_to_its_own(self):
+        plan = _plan('vecpe', cpus=range(8))
+        self.assertEqual([(0, 2), (0, 3), (0, 4)],
+                         [v.cpus for v in plan.vnfs])
+        self.assertTrue(all(v.pinned for v in plan.vnfs))
+
+    def test_without_vnfs_puts_both_generator_ports_on_one_segment(self):
+        plan = plan_mod.without_vnfs(_plan('pvp'))
+        left, right = plan.generator.port('left'), plan.generator.port(
+            'right')
+        self.assertEqual((left.bridge, left.vlan), (right.bridge,
+                                                    right.vlan))
+        self.assertEqual([('gen-left', right.mac, 'gen-right'),
+                          ('gen-right', left.mac, 'gen-left')],
+                         [(h.in_port, h.dst, h.out_port)
+                          for h in plan.hops()])
+        self.assertEqual((), plan.vnfs)
+
+    def test_existing_networks_are_refused(self):
+        error = self.assertRaises(
+            plan_mod.PlanError, _plan, 'pvp',
+            use_existing_networks='true')
+        self.assertEqual('use_existing_networks', error.field)
+
+    def test_external_endpoints_are_refused(self):
+        error = self.assertRaises(plan_mod.PlanError, _plan, 'pvp',
+                                  endpoints='external',
+                                  external_ingress_mac='00:11:00:00:00:10',
+                                  external_egress_mac='00:22:00:00:00:10')
+        self.assertEqual('endpoints', error.field)
+
+    def test_interface_names_fit_the_kernel(self):
+        self.assertEqual('br-a-very-long-', plan_mod.interface_name(
+            'br', 'a-very-long-physnet'))
+        for port in _plan('vecpe').ports:
+            self.assertLessEqual(len(port.name), plan_mod.IFNAMSIZ)
+
+
+class TestPresets(testtools.TestCase):
+
+    def test_aliases_and_names(self):
+        self.assertTrue(session.preset_path('pvp', repo.TEMPLATES).endswith(
+            'presets/pvp-bidir.yaml'))
+        self.assertTrue(session.preset_path(
+            'vecpe-unidir', repo.TEMPLATES).endswith(
+                'presets/vecpe-unidir.yaml'))
+
+    def test_unknown_preset_lists_the_known_ones(self):
+        error = self.assertRaises(session.SessionError, session.preset_path,
+                                  'pvvvp', repo.TEMPLATES)
+        self.assertIn('pvvp-bidir', str(error))
+        self.assertIn('pvvvp', str(error))
+
+    def test_a_stack_that_does_not_validate_creates_nothing(self):
+        stack = session.Stack(os.path.join(repo.TEMPLATES, 'chain.yaml'),
+                              [session.preset_path('pvp', repo.TEMPLATES)],
+                              dict(LOCAL, vnf_count=5), 'epa')
+        error = self.assertRaises(session.SessionError, session.resolve,
+                                  stack)
+        self.assertIn('nothing was created', str(error))
+        self.assertIn('vnf_count', str(error))

@@ -1,0 +1,181 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
+"""The chain proof against a scripted switch, and the runner's reports.
+
+The switch here is a stand-in that answers as the real one parses OVS's
+output (epa_chain/local/switch.py, checked against a real OVS in the
+functional tests): it lets every way the proof can fail be shown.
+"""
+
+import collections
+import time
+
+import testtools
+
+from epa_chain.local import proof
+from epa_chain.local import runner
+from epa_chain.measurement import trial
+from epa_chain.tests.unit import test_local_plan
+
+Fdb = collections.namedtuple('Fdb', 'port vlan mac age_s')
+Flow = collections.namedtuple('Flow',
+                              'in_port eth_src eth_dst packets outputs raw')
+
+
+class ScriptedSwitch:
+    """Learns every port, carries every hop: then tests break one thing."""
+
+    def __init__(self, plan, probe_frames):
+        self.plan = plan
+        self.unlearned = set()
+        self.wrong_dst = None
+        self.flood_per_probe = 0
+        self.flooded = collections.Counter()
+        self.probe_frames = probe_frames
+
+    def fdb(self, bridge):
+        return [Fdb(p.name, p.vlan, p.mac, 1) for p in self.plan.ports
+                if p.bridge == bridge and p.name not in self.unlearned]
+
+    def flooded_frames(self, bridge):
+        return self.flooded[bridge]
+
+    def carry_probe(self):
+        for bridge in self.plan.bridges:
+            self.flooded[bridge.name] += self.flood_per_probe
+
+    def datapath_flows(self):
+        flows = []
+        for hop in self.plan.hops():
+            dst, out = hop.dst, hop.out_port
+            if hop.in_port == self.wrong_dst:
+                dst, out = 'fa:16:3e:99:99:99', 'LOCAL'
+            flows.append(Flow(hop.in_port, hop.src, dst,
+                              self.probe_frames - 1, (out,), ''))
+        return flows
+
+
+class ScriptedGenerator:
+
+    def __init__(self, switch, lose=0):
+        self.switch = switch
+        self.lose = lose
+        self.learned = 0
+
+    def learn(self):
+        self.learned += 1
+
+    def run_trial(self, spec):
+        self.switch.carry_probe()
+        frames = int(spec.load_fps * spec.duration_s)
+        return trial.TrialResult(spec, [
+            trial.DirectionResult(d, spec.load_fps, spec.load_fps,
+                                  spec.load_fps, frames, frames - self.lose)
+            for d in spec.profile.directions], time.time(), spec.duration_s)
+
+
+class TestProof(testtools.TestCase):
+
+    def setUp(self):
+        super().setUp()
+        self.plan = test_local_plan._plan('pvvp')
+        frames = int(proof.PROBE_FPS * proof.PROBE_S)
+        self.switch = ScriptedSwitch(self.plan, frames)
+        self.generator = ScriptedGenerator(self.switch)
+
+    def prove(self):
+        return proof.prove(self.plan, self.switch, self.generator)
+
+    def test_a_wired_chain_passes_every_check(self):
+        found = self.prove()
+        self.assertEqual([], found.problems)
+        self.assertEqual(6, len(found.hops))
+        self.assertTrue(all(found.learned.values()))
+        self.assertEqual({'forward', 'reverse'}, set(found.delivered))
+        text = '\n'.join(found.lines())
+        self.assertIn('learning: 6/6', text)
+        self.assertIn('flooded frames during the probe: 0', text)
+
+    def test_a_vnf_that_does_not_rewrite_is_named_with_its_hop(self):
+        self.switch.wrong_dst = 'vhu-v1-r'
+        found = self.prove()
+        self.assertFalse(found.ok)
+        self.assertEqual(['vhu-v1-r'],
+                         [h.in_port for h in found.hops if not h.ok])
+        self.assertIn('hop forward vhu-v1-r -> vhu-v2-l', found.problems[0])
+        self.assertIn('it sent fa:16:3e:00:00:04 -> fa:16:3e:99:99:99 (499 '
+                      'frames) out LOCAL', found.problems[0])
+
+    def test_flooding_during_the_probe_fails_it(self):
+        self.switch.flood_per_probe = 3
+        found = self.prove()
+        self.assertEqual(6, found.flooded_during_probe)
+        self.assertIn('6 frames flooded', ' '.join(found.problems))
+
+    def test_lost_probe_frames_fail_delivery(self):
+        self.generator.lose = 2
+        found = self.prove()
+        self.assertIn('forward: 500 probe frames sent, 498 came back',
+                      found.problems)
+
+    def test_a_port_never_learned_is_named(self):
+        self.switch.unlearned.add('vhu-v2-l')
+        learned, _seconds = proof.wait_for_learning(
+            self.switch, self.plan, self.generator, timeout_s=5.0,
+            sleep=lambda s: None, clock=iter(range(100)).__next__)
+        self.assertFalse(learned['vhu-v2-l'])
+        self.assertGreater(self.generator.learned, 1)   # it kept teaching
+
+
+def _document(vnf_count, ndr_by_size, errors=(), flooded=0):
+    cases = []
+    for size, ndr in ndr_by_size.items():
+        cases.append({
+            'frame_size': {'label': str(size), 'size': size}, 'flows': 1,
+            'directions': ['forward'],
+            'search': {'goals': [
+                {'name': 'PDR', 'loss_ratio': 0.005,
+                 'throughput_fps': ndr * 1.1 if ndr else None},
+                {'name': 'NDR', 'loss_ratio': 0.0, 'throughput_fps': ndr}]},
+            'error': None})
+    for cause in errors:
+        cases[0]['error'] = {'cause': cause, 'detail': 'd',
+                             'phase': 'search'}
+    return {'cases': cases, 'testbed': {
+        'vnf_count': vnf_count,
+        'end_checks': {'learned': {'a': True},
+                       'all_learned': True,
+                       'flooded_since_proof': flooded}}}
+
+
+class TestRunnerReports(testtools.TestCase):
+
+    def test_chain_lengths_as_ratios_to_the_first(self):
+        table = runner.comparison([_document(0, {64: 40000, 1518: 30000}),
+                                   _document(1, {64: 20000, 1518: 15000}),
+                                   _document(3, {64: 10000, 1518: None})])
+        ratios = {(r['vnf_count'], r['frame_size']): r['ratio']
+                  for r in table['rows']}
+        self.assertEqual(0.5, ratios[(1, '64')])
+        self.assertEqual(0.25, ratios[(3, '64')])
+        self.assertIsNone(ratios[(3, '1518')])
+        text = runner.render_comparison(table)
+        self.assertIn('(OVS alone)', text)
+        self.assertIn('20,000 (0.50)', text)
+
+    def test_flooding_or_errors_make_the_run_fail(self):
+        self.assertEqual([], runner.failures(_document(1, {64: 1000})))
+        self.assertIn('7 frames flooded during the measurement',
+                      runner.failures(_document(1, {64: 1000}, flooded=7)))
+        self.assertEqual(1, len(runner.failures(
+            _document(1, {64: 1000}, errors=['rate shortfall']))))
