@@ -25,6 +25,9 @@ _REGISTRY = {
               'a simulated system under test (no traffic, virtual clock)'),
     'prox': ('epa_chain.prox.generator', 'ProxGenerator',
              'a PROX generator driven over its TCP control port'),
+    'local': ('epa_chain.local.generator', 'LocalGenerator',
+              'paced AF_PACKET traffic in a network namespace (epa-chain '
+              'local)'),
 }
 
 
