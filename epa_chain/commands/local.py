@@ -176,6 +176,7 @@ def _stack(args, vnf_count=None):
 
 def run(args):
     from epa_chain.local import session
+    from epa_chain.measurement import trial
 
     progress = _progress(args)
     state = session.new_state(args.state_root, args.prefix)
@@ -195,6 +196,9 @@ def run(args):
     except (session.SessionError, ValueError) as exc:
         _error(exc)
         return 2
+    except trial.GeneratorError as exc:
+        _error('the generator failed, the bed was taken down: %s' % exc)
+        return 1
 
 
 def _status(args, state):

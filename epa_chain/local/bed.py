@@ -225,9 +225,13 @@ class Bed:
         endpoints = [local_generator.Endpoint(
             name=p.role, interface=p.peer, mac=p.mac)
             for p in self.plan.generator.ports]
+        # The last hop of each direction: frames from any other source
+        # reached the generator without crossing the chain.
+        last_hop = {hop.direction: hop.src for hop in self.plan.hops()}
         streams = [local_generator.Stream(
             direction=f.direction, tx=f.tx_port, rx=f.rx_port,
-            dst_mac=f.next_hop_mac) for f in config.flows]
+            dst_mac=f.next_hop_mac, last_hop_mac=last_hop.get(f.direction))
+            for f in config.flows]
         return local_generator.LocalGenerator(
             self.plan.generator_netns, endpoints, streams)
 
