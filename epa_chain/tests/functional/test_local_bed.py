@@ -1,0 +1,191 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
+"""`epa-chain local` end to end: real OVS-DPDK, testpmd VNFs, real frames.
+
+Runs the console command as a user would, on the shipped templates and
+presets: PVP (1 VNF) and the vE-CPE chain (3 VNFs), both bidirectional,
+short trials of 64 and 1518 byte frames. Asserts what the issue asks of
+every run - delivery, MAC rewriting at every hop, learning, no flooding,
+a non-zero lossless rate - and that nothing is left behind: processes,
+namespaces, sockets, huge pages. A second test kills a bed that is up
+with SIGKILL and checks that `down` (run twice) cleans up after it.
+
+Needs root, openvswitch-switch-dpdk and dpdk-dev (dpdk-testpmd); run with
+`tox -e functional` (EPA_CHAIN_FUNCTIONAL=1). About 2-3 minutes.
+"""
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+import testtools
+from testtools import content
+
+from epa_chain.tests import repo
+
+VSWITCHD = '/usr/lib/openvswitch-switch-dpdk/ovs-vswitchd-dpdk'
+
+
+def _skip_reason():
+    if os.environ.get('EPA_CHAIN_FUNCTIONAL') != '1':
+        return ('end-to-end local bed: run it with tox -e functional '
+                '(EPA_CHAIN_FUNCTIONAL=1; root, OVS-DPDK, dpdk-testpmd)')
+    if os.geteuid() != 0:
+        return 'needs root (namespaces, huge pages, OVS)'
+    for tool in (VSWITCHD, shutil.which('dpdk-testpmd') or 'dpdk-testpmd'):
+        if not os.access(tool, os.X_OK):
+            return ('%s is not installed (apt-get install '
+                    'openvswitch-switch-dpdk dpdk-dev)' % tool)
+    return None
+
+
+def _nr_hugepages():
+    with open('/proc/sys/vm/nr_hugepages') as stream:
+        return int(stream.read())
+
+
+def _namespaces():
+    out = subprocess.run(['ip', 'netns', 'list'], capture_output=True,
+                         text=True).stdout
+    return {line.split()[0] for line in out.splitlines() if line.strip()}
+
+
+def _processes_mentioning(text):
+    found = []
+    for entry in os.listdir('/proc'):
+        if not entry.isdigit():
+            continue
+        try:
+            with open('/proc/%s/cmdline' % entry, 'rb') as stream:
+                if text.encode() in stream.read():
+                    found.append(int(entry))
+        except OSError:
+            pass
+    return found
+
+
+class TestLocalBed(testtools.TestCase):
+
+    def setUp(self):
+        super().setUp()
+        reason = _skip_reason()
+        if reason:
+            self.skipTest(reason)
+        self.root = tempfile.mkdtemp(prefix='epa-local-test-')
+        self.addCleanup(shutil.rmtree, self.root, ignore_errors=True)
+        self.pages_before = _nr_hugepages()
+        self.prefix = 'ect%d' % (os.getpid() % 1000)
+        self.addCleanup(self._down)
+        self.env = dict(os.environ, PYTHONPATH=repo.ROOT)
+
+    def _cli(self, *args, timeout=600):
+        return subprocess.run(
+            [sys.executable, '-m', 'epa_chain.cli', 'local'] + list(args) +
+            ['--prefix', self.prefix, '--state-root', self.root],
+            capture_output=True, text=True, timeout=timeout, env=self.env,
+            cwd=repo.ROOT)
+
+    def _down(self):
+        self._cli('down')
+
+    def assertNothingLeft(self):
+        bed_dir = os.path.join(self.root, self.prefix)
+        self.assertEqual([], _processes_mentioning(bed_dir + '/'))
+        self.assertEqual(set(), {n for n in _namespaces()
+                                 if n.startswith(self.prefix + '-')})
+        self.assertFalse(os.path.exists(bed_dir), 'bed directory left')
+        self.assertEqual(self.pages_before, _nr_hugepages())
+        with open('/proc/mounts') as stream:
+            self.assertNotIn(bed_dir, stream.read())
+
+    def _run_chain(self, preset):
+        out = os.path.join(self.root, 'results-%s.json' % preset)
+        started = time.monotonic()
+        done = self._cli('run', '--preset', preset, '--frame-sizes',
+                         '64,1518', '--trial-duration', '1',
+                         '--latency-duration', '1', '--json', out)
+        elapsed = time.monotonic() - started
+        self.addDetail('stderr-%s' % preset,
+                       content.text_content(done.stderr))
+        self.assertEqual(0, done.returncode, done.stderr[-3000:])
+        with open(out) as stream:
+            document = json.load(stream)
+        testbed = document['testbed']
+        proof = testbed['proof']
+        self.assertTrue(proof['ok'], proof['problems'])
+        vnfs = testbed['vnf_count']
+        # Every hop of both directions: 2 hops out of the generator and
+        # back plus one between each pair of VNFs, per direction.
+        self.assertEqual(2 * (vnfs + 1), len(proof['hops']))
+        for hop in proof['hops']:
+            self.assertTrue(hop['ok'], hop)
+            self.assertEqual([hop['expected_out']], hop['outputs'])
+        for direction, counts in proof['delivered'].items():
+            self.assertGreater(counts['tx'], 0)
+            self.assertEqual(counts['tx'], counts['rx'], direction)
+        self.assertTrue(all(proof['learned'].values()), proof['learned'])
+        self.assertEqual(0, proof['flooded_during_probe'])
+        checks = testbed['end_checks']
+        self.assertTrue(checks['all_learned'], checks)
+        self.assertEqual(0, checks['flooded_since_proof'])
+        self.assertEqual(2, len(document['cases']))
+        for case in document['cases']:
+            self.assertIsNone(case['error'])
+            ndr = next(g for g in case['search']['goals']
+                       if g['loss_ratio'] == 0)
+            self.assertGreater(ndr['throughput_fps'] or 0, 0, case)
+        self.assertIn('Table 1', done.stdout)
+        self.assertNothingLeft()
+        return document, elapsed
+
+    def test_pvp_one_vnf_bidirectional(self):
+        document, elapsed = self._run_chain('pvp')
+        self.assertEqual(1, document['testbed']['vnf_count'])
+        timings = document['testbed']['timings']
+        self.addDetail('timings', content.text_content(
+            json.dumps(dict(timings, wall_s=elapsed))))
+
+    def test_vecpe_three_vnfs_bidirectional(self):
+        document, _elapsed = self._run_chain('vecpe')
+        self.assertEqual(3, document['testbed']['vnf_count'])
+        macs = {p['mac'] for p in document['testbed']['plan']['ports']}
+        self.assertIn('00:00:00:00:00:20', macs)   # the preset's fixed MACs
+
+    def test_killed_bed_is_cleaned_up_by_down_twice(self):
+        bed_dir = os.path.join(self.root, self.prefix)
+        process = subprocess.Popen(
+            [sys.executable, '-m', 'epa_chain.cli', 'local', 'up',
+             '--preset', 'pvp', '--prefix', self.prefix, '--state-root',
+             self.root], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+            text=True, env=self.env, cwd=repo.ROOT)
+        lines = []
+        for line in process.stdout:
+            lines.append(line)
+            if 'EPA-CHAIN READY' in line:
+                break
+        self.assertIn('EPA-CHAIN READY', ''.join(lines))
+        # Mid-bring-up, as hard as it gets: no handler runs.
+        process.send_signal(signal.SIGKILL)
+        process.wait(10)
+        self.assertNotEqual([], _processes_mentioning(bed_dir + '/'))
+        first = self._cli('down')
+        self.assertEqual(0, first.returncode, first.stderr)
+        self.assertNothingLeft()
+        second = self._cli('down')
+        self.assertEqual(0, second.returncode, second.stderr)
+        self.assertIn('none left', second.stderr)
