@@ -15,7 +15,9 @@ by hand (seed 000 section 9.2: ping so that OVS learns, look at its tables).
 
 1. Learning: every port's MAC is in its bridge's forwarding table, on that
    port and that VLAN (the VNFs' --tx-first bursts and the generator's
-   learning frames taught it; nothing is configured statically).
+   learning frames taught it, or learning traffic through the chain for
+   an engine that is silent until it forwards; nothing is configured
+   statically).
 2. Rewriting: a probe of a few hundred frames per direction crosses the
    chain; the datapath's own flows show, for every hop, frames from the
    sending port with that port's MAC as source and the configured next
@@ -36,6 +38,10 @@ from epa_chain.measurement import trial
 PROBE_FPS = 500
 PROBE_S = 1.0
 LEARN_TIMEOUT_S = 15.0
+WARM_UP_AFTER_S = 1.0    # the generator's and testpmd's frames came first
+WARM_UP_BURSTS = 3
+WARM_UP_FPS = 100
+WARM_UP_S = 0.2
 
 
 class ProofError(RuntimeError):
@@ -68,6 +74,8 @@ class Proof:
     flooded_during_probe: int
     learn_seconds: float
     problems: typing.List[str]
+    warm_up_bursts: int = 0
+    flooded_while_learning: int = 0
 
     @property
     def ok(self):
@@ -82,6 +90,8 @@ class Proof:
             'delivered': {d: {'tx': tx, 'rx': rx}
                           for d, (tx, rx) in self.delivered.items()},
             'flooded_during_probe': self.flooded_during_probe,
+            'warm_up_bursts': self.warm_up_bursts,
+            'flooded_while_learning': self.flooded_while_learning,
         }
 
     def lines(self):
@@ -93,6 +103,13 @@ class Proof:
                                  len(self.learned),
                                  ': missing ' + ', '.join(missing)
                                  if missing else '', self.learn_seconds))
+        if self.warm_up_bursts:
+            out.append('learning traffic: %d burst(s) of %d frames through '
+                       'the chain (RFC 2544 section 23); %d frames flooded '
+                       'while OVS learned' % (
+                           self.warm_up_bursts,
+                           int(WARM_UP_FPS * WARM_UP_S),
+                           self.flooded_while_learning))
         for hop in self.hops:
             out.append('hop %-7s %s -> %s: %s -> %s, %d frames, out %s %s'
                        % (hop.direction, hop.in_port, hop.expected_out,
@@ -117,15 +134,40 @@ def flooded_since(switch, plan, baseline):
 
 
 def wait_for_learning(switch, plan, generator, timeout_s=LEARN_TIMEOUT_S,
-                      sleep=time.sleep, clock=time.monotonic):
-    """Poll the bridges' tables until every port's MAC is on its port."""
+                      sleep=None, clock=None):
+    """Poll the bridges' tables until every port's MAC is on its port.
+
+    The generator's ports teach the switch with learning frames; a VNF
+    port is taught by what the VNF sends (testpmd's --tx-first burst).
+    An engine that sends nothing until it forwards (PROX) is taught the
+    way RFC 2544 section 23 and seed 000's operator do it: learning
+    traffic through the chain before any trial. Returns (learned,
+    seconds, warm-up bursts sent).
+    """
+    sleep, clock = sleep or time.sleep, clock or time.monotonic
     started = clock()
+    bursts = 0
     while True:
         generator.learn()
         learned = learned_ports(switch, plan)
-        if all(learned.values()) or clock() - started >= timeout_s:
-            return learned, clock() - started
+        elapsed = clock() - started
+        if all(learned.values()) or elapsed >= timeout_s:
+            return learned, elapsed, bursts
+        if elapsed >= WARM_UP_AFTER_S and bursts < WARM_UP_BURSTS:
+            _warm_up(plan, generator)
+            bursts += 1
         sleep(0.5)
+
+
+def _warm_up(plan, generator):
+    spec = trial.TrialSpec(
+        profile=trial.TrafficProfile(frame_size=trial.FrameSize(64),
+                                     directions=plan.directions),
+        load_fps=WARM_UP_FPS, duration_s=WARM_UP_S)
+    try:
+        generator.run_trial(spec)
+    except trial.GeneratorError:
+        pass    # learning traffic: what came back does not matter
 
 
 def learned_ports(switch, plan):
@@ -161,11 +203,13 @@ def check_hops(plan, flows, probe_frames):
 def prove(plan, switch, generator, probe_fps=PROBE_FPS, probe_s=PROBE_S):
     """Run the four checks; return the Proof (ProofError is the caller's)."""
     problems = []
-    learned, learn_s = wait_for_learning(switch, plan, generator)
+    before = flood_counts(switch, plan)
+    learned, learn_s, bursts = wait_for_learning(switch, plan, generator)
     for port, seen in learned.items():
         if not seen:
             problems.append('OVS has not learned the MAC of %s' % port)
     baseline = flood_counts(switch, plan)
+    while_learning = sum(baseline[b] - before.get(b, 0) for b in baseline)
     spec = trial.TrialSpec(
         profile=trial.TrafficProfile(frame_size=trial.FrameSize(64),
                                      directions=plan.directions),
@@ -198,4 +242,5 @@ def prove(plan, switch, generator, probe_fps=PROBE_FPS, probe_s=PROBE_S):
                         'unicast)' % flooded)
     return Proof(learned=learned, hops=hops, delivered=delivered,
                  flooded_during_probe=flooded, learn_seconds=learn_s,
-                 problems=problems)
+                 problems=problems, warm_up_bursts=bursts,
+                 flooded_while_learning=while_learning)

@@ -38,6 +38,7 @@ class ScriptedSwitch:
     def __init__(self, plan, probe_frames):
         self.plan = plan
         self.unlearned = set()
+        self.learned_from_traffic = set()
         self.wrong_dst = None
         self.flood_per_probe = 0
         self.flooded = collections.Counter()
@@ -51,6 +52,7 @@ class ScriptedSwitch:
         return self.flooded[bridge]
 
     def carry_probe(self):
+        self.unlearned -= self.learned_from_traffic
         for bridge in self.plan.bridges:
             self.flooded[bridge.name] += self.flood_per_probe
 
@@ -128,13 +130,31 @@ class TestProof(testtools.TestCase):
         self.assertIn('forward: 500 probe frames sent, 498 came back',
                       found.problems)
 
+    def test_a_silent_engine_is_taught_by_learning_traffic(self):
+        # PROX sends nothing until it forwards: the first frames through
+        # the chain teach OVS its ports, and are flooded while they do.
+        silent = {'vhu-v1-l', 'vhu-v1-r'}
+        self.switch.unlearned |= silent
+        self.switch.learned_from_traffic |= silent
+        self.switch.flood_per_probe = 0
+        clock = iter([0, 0, 0.5, 1.0, 1.5, 2.0, 2.5, 3.0, 3.5, 4.0, 4.5,
+                      5.0, 5.5, 6.0, 6.5, 7.0])
+        self.patch(proof.time, 'monotonic', lambda: next(clock))
+        self.patch(proof.time, 'sleep', lambda s: None)
+        found = proof.prove(self.plan, self.switch, self.generator)
+        self.assertEqual([], found.problems)
+        self.assertEqual(1, found.warm_up_bursts)
+        self.assertIn('learning traffic: 1 burst(s) of 20 frames',
+                      '\n'.join(found.lines()))
+
     def test_a_port_never_learned_is_named(self):
         self.switch.unlearned.add('vhu-v2-l')
-        learned, _seconds = proof.wait_for_learning(
+        learned, _seconds, bursts = proof.wait_for_learning(
             self.switch, self.plan, self.generator, timeout_s=5.0,
             sleep=lambda s: None, clock=iter(range(100)).__next__)
         self.assertFalse(learned['vhu-v2-l'])
         self.assertGreater(self.generator.learned, 1)   # it kept teaching
+        self.assertEqual(proof.WARM_UP_BURSTS, bursts)  # and sent traffic
 
 
 def _document(vnf_count, ndr_by_size, errors=(), flooded=0):
