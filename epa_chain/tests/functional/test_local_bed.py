@@ -113,12 +113,12 @@ class TestLocalBed(testtools.TestCase):
         with open('/proc/mounts') as stream:
             self.assertNotIn(bed_dir, stream.read())
 
-    def _run_chain(self, preset):
+    def _run_chain(self, preset, *extra):
         out = os.path.join(self.root, 'results-%s.json' % preset)
         started = time.monotonic()
         done = self._cli('run', '--preset', preset, '--frame-sizes',
                          '64,1518', '--trial-duration', '1',
-                         '--latency-duration', '1', '--json', out)
+                         '--latency-duration', '1', '--json', out, *extra)
         elapsed = time.monotonic() - started
         self.addDetail('stderr-%s' % preset,
                        content.text_content(done.stderr))
@@ -165,6 +165,17 @@ class TestLocalBed(testtools.TestCase):
         self.assertEqual(3, document['testbed']['vnf_count'])
         macs = {p['mac'] for p in document['testbed']['plan']['ports']}
         self.assertIn('00:00:00:00:00:20', macs)   # the preset's fixed MACs
+
+    def test_pvp_with_prox_vnf(self):
+        binary = os.environ.get('EPA_CHAIN_PROX_BINARY')
+        if not binary:
+            self.skipTest('PROX as the VNF engine: set EPA_CHAIN_PROX_BINARY '
+                          'to a PROX executable (doc/source/prox.rst says '
+                          'how to build one)')
+        document, _elapsed = self._run_chain('pvp', '--engine', 'prox',
+                                             '--engine-binary', binary)
+        self.assertEqual(['prox'], [v['engine'] for v in
+                                    document['testbed']['plan']['vnfs']])
 
     def test_killed_bed_is_cleaned_up_by_down_twice(self):
         bed_dir = os.path.join(self.root, self.prefix)

@@ -1,0 +1,96 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
+"""The bed's record: written before each step, read back by `down`."""
+
+import json
+import os
+
+import fixtures
+import testtools
+
+from epa_chain.local import bed
+from epa_chain.local import config_drive
+from epa_chain.local import state
+from epa_chain.tests.unit import test_local_plan
+from epa_chain.vnf_runtime import config_drive as reader
+
+
+class TestBedState(testtools.TestCase):
+
+    def setUp(self):
+        super().setUp()
+        self.root = self.useFixture(fixtures.TempDir()).path
+
+    def test_record_survives_a_new_process(self):
+        record = state.BedState(self.root, 'ab')
+        record.begin({'prefix': 'ab'})
+        record.add_namespace('ab-ovs')
+        record.set(hugepages={'intent': 800})
+        record.add_process('ab-vnf1', 1234, ['/usr/bin/python3', '-m'],
+                           '/x/status.json')
+        again = state.BedState(self.root, 'ab').load()
+        self.assertEqual('starting', again.data['phase'])
+        self.assertEqual({'intent': 800}, again.data['hugepages'])
+        self.assertEqual([{'name': 'ab-vnf1', 'pid': 1234,
+                           'argv0': '/usr/bin/python3',
+                           'status': '/x/status.json'}],
+                         again.data['processes'])
+        self.assertEqual([], [n for n in os.listdir(record.directory)
+                              if n.endswith('.tmp')])
+
+    def test_namespaces_the_names_imply_are_always_cleaned(self):
+        # Killed between recording intent and creating: down still knows.
+        record = state.BedState(self.root, 'cd')
+        self.assertEqual(['cd-ovs', 'cd-gen'], record.namespaces)
+        record.data['namespaces'] = ['cd-extra']
+        self.assertEqual(['cd-extra', 'cd-ovs', 'cd-gen'], record.namespaces)
+
+    def test_a_record_of_another_version_is_refused_by_path(self):
+        record = state.BedState(self.root, 'ef')
+        os.makedirs(record.directory)
+        with open(record.path, 'w') as stream:
+            json.dump({'schema': 'epa-chain/local-state/0'}, stream)
+        error = self.assertRaises(ValueError, record.load)
+        self.assertIn(record.path, str(error))
+
+    def test_layout_is_under_the_prefix(self):
+        record = state.BedState(self.root, 'gh')
+        for path in (record.switch_dir, record.hugepage_mount,
+                     record.socket_dir, record.vnf_dir('gh-vnf1')):
+            self.assertTrue(path.startswith(record.directory + os.sep))
+
+
+class TestConfigDrive(testtools.TestCase):
+
+    def test_the_runtime_reads_what_the_bed_writes(self):
+        plan = test_local_plan._plan('pvvp')
+        vnf = plan.vnfs[1]
+        directory = self.useFixture(fixtures.TempDir()).path
+        config_drive.write(directory, vnf)
+        drive = reader.read(directory)
+        self.assertEqual(vnf.name, drive.server_name)
+        self.assertEqual(vnf.config, drive.node_config())
+        self.assertEqual({p.mac for p in vnf.ports},
+                         {link.mac for link in drive.links()})
+        self.assertEqual({'vhostuser'}, {link.type for link in
+                                         drive.links()})
+
+
+class TestSummary(testtools.TestCase):
+
+    def test_plan_summary_is_json_and_names_every_port(self):
+        plan = test_local_plan._plan('vecpe')
+        summary = json.loads(json.dumps(bed.summary(plan)))
+        self.assertEqual(8, len(summary['ports']))
+        self.assertEqual(['forward', 'reverse'], summary['directions'])
+        self.assertEqual(plan.hugepages, summary['hugepages_2mb'])
