@@ -110,9 +110,13 @@ def _generator(node, ports, cores, binary, run_dir):
         hugepages_mb=hugepages.GENERATOR_MB)
 
 
+PROX_LOG = 'prox.log'
+
+
 def _prox_argv(binary, config_path, run_dir, autostart):
-    argv = [binary, '-f', config_path, '-o', 'cli', '-u',
-            '-l', os.path.join(run_dir, 'prox.log')]
+    # The supervisor runs PROX in run_dir: a relative log name stays under
+    # PROX's limit wherever the run directory is (a host's state root).
+    argv = [binary, '-f', config_path, '-o', 'cli', '-u', '-l', PROX_LOG]
     if not autostart:
         argv.append('-e')
     return argv
