@@ -211,6 +211,15 @@ def build(topology, prefix, socket_dir, host_cpus):
     vnfs = []
     gen_node = generators[0]
     vnf_nodes = [n for n in topology.nodes if n.config.role == 'vnf']
+    prox = [n.config.name for n in vnf_nodes if n.config.engine == 'prox']
+    if len(prox) > 1:
+        # In a VM each PROX has its own /tmp; on one host they would share.
+        raise PlanError('vnf_engine', 'prox for %d VNFs on one host: PROX '
+                        'always listens on /tmp/prox.sock, so %s would '
+                        'take each other\'s control socket' % (
+                            len(prox), ', '.join(prox)),
+                        'use --engine testpmd for chains of 2 or 3 VNFs, '
+                        'or PROX with vnf_count=1')
     cpus, pinned = _cpu_sets(vnf_nodes, host_cpus, notes)
     for index, node in enumerate(vnf_nodes, 1):
         short = 'v%d' % index

@@ -118,6 +118,14 @@ class TestPlan(testtools.TestCase):
                                   external_egress_mac='00:22:00:00:00:10')
         self.assertEqual('endpoints', error.field)
 
+    def test_prox_is_refused_for_more_than_one_vnf(self):
+        self.assertEqual(('prox',), tuple(
+            v.config.engine for v in _plan('pvp', vnf_engine='prox').vnfs))
+        error = self.assertRaises(plan_mod.PlanError, _plan, 'pvvp',
+                                  vnf_engine='prox')
+        self.assertEqual('vnf_engine', error.field)
+        self.assertIn('/tmp/prox.sock', str(error))
+
     def test_interface_names_fit_the_kernel(self):
         self.assertEqual('br-a-very-long-', plan_mod.interface_name(
             'br', 'a-very-long-physnet'))
