@@ -226,7 +226,18 @@ def _status(args, state):
             'alive' if process['alive'] else 'GONE',
             status.get('state'), status.get('restarts') or 0))
     print('  namespaces: %s' % ', '.join(found['namespaces']))
-    print('  huge pages: %s' % found.get('hugepages'))
+    plan = found.get('plan') or {}
+    for bridge in plan.get('bridges', []):
+        ports = [p for p in plan.get('ports', [])
+                 if p['bridge'] == bridge['name']]
+        print('  bridge %s: %s' % (bridge['name'], ', '.join(
+            '%s (VLAN %d, %s)' % (p['name'], p['vlan'], p['mac'])
+            for p in ports)))
+    pages = found.get('hugepages') or {}
+    if 'added' in pages:
+        print('  huge pages: %d x 2 MB wanted, %d added (given back by '
+              'down), hugetlbfs at %s' % (pages['pages'], pages['added'],
+                                          pages['mount_point']))
     return 0
 
 
