@@ -97,6 +97,7 @@ class Bed:
         self.progress('namespaces %s, %s' % (plan.ovs_netns,
                                              plan.generator_netns))
         state.set(hugepages={'intent': plan.hugepages,
+                             'nr_before': hugepages.total(),
                              'mount_point': state.hugepage_mount})
         state.set(hugepages=hugepages.reserve(plan.hugepages,
                                               state.hugepage_mount))
@@ -292,6 +293,11 @@ def down(state, progress):
             done['namespaces'].append(name)
     # 4. Huge pages back, hugetlbfs unmounted.
     record = state.data.get('hugepages')
+    if record and 'added' not in record and 'intent' in record:
+        # Killed while the pages were being reserved.
+        record = hugepages.interrupted_record(record,
+                                              state.hugepage_mount)
+        state.data['hugepages'] = record
     if record and 'added' in record:
         owed = record['added']
         hugepages.release(record)

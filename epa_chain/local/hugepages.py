@@ -162,6 +162,28 @@ def reserve(pages, mount_point, *, root='/', mounts='/proc/mounts',
     return record
 
 
+def total(root='/'):
+    """The 2 MB pages the kernel holds now (nr_hugepages)."""
+    return _Counters(root).total
+
+
+def interrupted_record(intent, mount_point, root='/', mounts='/proc/mounts'):
+    """A record for a reserve() that a kill cut short.
+
+    `intent` holds the pages asked for and `nr_before`, written before
+    reserve() ran: what the count grew by since (at most the pages asked
+    for) is taken as ours. Another process moving the count in that
+    window would be miscounted; release() still never goes below the
+    pages in use.
+    """
+    grown = max(0, total(root) - intent['nr_before'])
+    return {'page_kb': PAGE_KB, 'pages': intent['intent'],
+            'added': min(grown, intent['intent']),
+            'nr_before': intent['nr_before'], 'mount_point': mount_point,
+            'mounted': mount_point in hugetlbfs_mounts(mounts),
+            'created_dir': os.path.isdir(mount_point), 'released': False}
+
+
 def release(record, *, root='/', mounts='/proc/mounts', run=subprocess.run):
     """Undo `reserve`; safe to call again with the same record.
 

@@ -227,3 +227,27 @@ class TestRelease(HugepageCase):
                          'tmpfs /tmp tmpfs rw 0 0\n')
         self.assertEqual({'/a b': 'rw,pagesize=2M'},
                          hugepages.hugetlbfs_mounts(path))
+
+
+class TestInterruptedReserve(HugepageCase):
+
+    def test_a_reserve_cut_short_is_given_back_from_its_intent(self):
+        # Killed after the count grew by 300 of the 800 asked for, before
+        # reserve() returned its record: down rebuilds one from the intent.
+        kernel = self.kernel(total=400, in_use=0)
+        intent = {'intent': 800, 'nr_before': 100}
+        record = hugepages.interrupted_record(
+            intent, self.mount_point, root=self.root,
+            mounts=self.mounts.path)
+        self.assertEqual(300, record['added'])
+        self.assertFalse(record['mounted'])
+        self.release(record)
+        self.assertEqual(100, kernel.total)
+        self.assertTrue(record['released'])
+
+    def test_growth_beyond_the_intent_is_not_taken_as_ours(self):
+        self.kernel(total=2000, in_use=0)
+        record = hugepages.interrupted_record(
+            {'intent': 800, 'nr_before': 100}, self.mount_point,
+            root=self.root, mounts=self.mounts.path)
+        self.assertEqual(800, record['added'])
