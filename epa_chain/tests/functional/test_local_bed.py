@@ -36,6 +36,7 @@ import time
 import testtools
 from testtools import content
 
+from epa_chain.measurement import results
 from epa_chain.tests import repo
 
 VSWITCHD = '/usr/lib/openvswitch-switch-dpdk/ovs-vswitchd-dpdk'
@@ -125,6 +126,7 @@ class TestLocalBed(testtools.TestCase):
         self.assertEqual(0, done.returncode, done.stderr[-3000:])
         with open(out) as stream:
             document = json.load(stream)
+        results.validate(document, out)     # epa-chain report reads it
         testbed = document['testbed']
         proof = testbed['proof']
         self.assertTrue(proof['ok'], proof['problems'])
