@@ -45,8 +45,10 @@ def build_parser():
     subparsers.required = True
     for name, module in _commands().items():
         doc = (module.__doc__ or '').strip()
-        sub = subparsers.add_parser(name, help=doc.splitlines()[0],
-                                    description=doc)
+        # The docstrings are laid out by hand (examples, lists): keep it.
+        sub = subparsers.add_parser(
+            name, help=doc.splitlines()[0], description=doc,
+            formatter_class=argparse.RawDescriptionHelpFormatter)
         module.add_arguments(sub)
         sub.set_defaults(run=module.run)
     return parser
