@@ -22,6 +22,7 @@ can release after the process that reserved is gone.
 
 import os
 import subprocess
+import time
 
 PAGE_KB = 2048
 _SIZE_DIR = 'sys/kernel/mm/hugepages/hugepages-%dkB' % PAGE_KB
@@ -184,13 +185,28 @@ def interrupted_record(intent, mount_point, root='/', mounts='/proc/mounts'):
             'created_dir': os.path.isdir(mount_point), 'released': False}
 
 
-def release(record, *, root='/', mounts='/proc/mounts', run=subprocess.run):
+RELEASE_WAIT_S = 5.0
+
+
+def release(record, *, root='/', mounts='/proc/mounts', run=subprocess.run,
+            wait_s=RELEASE_WAIT_S, sleep=time.sleep, clock=time.monotonic):
     """Undo `reserve`; safe to call again with the same record.
 
     Returns the record updated with what was given back; `clamped` says
     that pages in use kept the count up: `added` then keeps what is still
-    owed and a later call tries again.
+    owed and a later call tries again. A process that has just exited
+    (ovs-vswitchd, an engine) can hold its pages a moment longer than its
+    pid: pages in use are waited for up to `wait_s` first.
     """
+    deadline = clock() + wait_s
+    while True:
+        _release_once(record, root, mounts, run)
+        if not record.get('clamped') or clock() >= deadline:
+            return record
+        sleep(0.1)
+
+
+def _release_once(record, root, mounts, run):
     if record.get('released'):
         return record
     mount_point = record['mount_point']
@@ -219,6 +235,7 @@ def release(record, *, root='/', mounts='/proc/mounts', run=subprocess.run):
             counters.write(NR_FILE, target)
         removed = total - counters.total
     owed = max(0, added - removed)
+    removed += record.get('removed', 0)     # earlier passes
     record.update(added=owed, removed=removed, clamped=clamped,
                   released=not owed, nr_after_release=counters.total)
     if clamped:

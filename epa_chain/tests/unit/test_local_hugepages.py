@@ -104,9 +104,11 @@ class HugepageCase(testtools.TestCase):
         return hugepages.reserve(pages, self.mount_point, root=self.root,
                                  mounts=self.mounts.path, run=self.mounts)
 
-    def release(self, record):
+    def release(self, record, **waiting):
+        waiting.setdefault('wait_s', 0)
         return hugepages.release(record, root=self.root,
-                                 mounts=self.mounts.path, run=self.mounts)
+                                 mounts=self.mounts.path, run=self.mounts,
+                                 **waiting)
 
 
 class TestReserve(HugepageCase):
@@ -251,3 +253,39 @@ class TestInterruptedReserve(HugepageCase):
             {'intent': 800, 'nr_before': 100}, self.mount_point,
             root=self.root, mounts=self.mounts.path)
         self.assertEqual(800, record['added'])
+
+
+class TestReleaseWaits(HugepageCase):
+
+    def test_pages_a_just_exited_process_still_holds_are_waited_for(self):
+        # ovs-vswitchd's pid is gone, its 512 pages come back a moment later.
+        kernel = self.kernel(total=0, in_use=0)
+        record = self.reserve(512)
+        kernel.in_use = 512
+        kernel._set(kernel.total)
+        ticks = []
+
+        def sleep(seconds):
+            ticks.append(seconds)
+            if len(ticks) == 3:
+                kernel.in_use = 0
+                kernel._set(kernel.total)
+
+        self.release(record, wait_s=5, sleep=sleep,
+                     clock=lambda: 0.1 * len(ticks))
+        self.assertEqual(0, kernel.total)
+        self.assertTrue(record['released'])
+        self.assertEqual(512, record['removed'])
+        self.assertEqual(3, len(ticks))
+
+    def test_pages_still_in_use_after_the_wait_stay_owed(self):
+        kernel = self.kernel(total=0, in_use=0)
+        record = self.reserve(100)
+        kernel.in_use = 60
+        kernel._set(kernel.total)
+        clock = iter(range(100))
+        self.release(record, wait_s=3, sleep=lambda s: None,
+                     clock=lambda: next(clock))
+        self.assertTrue(record['clamped'])
+        self.assertEqual(60, record['added'])       # still owed
+        self.assertEqual(60, kernel.total)
