@@ -23,7 +23,9 @@ import time
 from epa_chain.local import bed as bed_mod
 from epa_chain.local import session
 
-CALIBRATION_MARGIN = 0.75
+# calibrate() is a snapshot: on 2 shared cores the sender's rate swings by
+# tens of percent within seconds, and a shortfall ends the search.
+CALIBRATION_MARGIN = 0.6
 SCHEMA_COMPARISON = 'epa-chain/local-chain-lengths/1'
 
 
