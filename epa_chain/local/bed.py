@@ -275,13 +275,13 @@ def down(state, progress):
     # its namespaces (the generator's workers, ovs-vswitchd).
     pids = [p['pid'] for p in state.data.get('processes', [])
             if _still_ours(p)]
-    stopped = host.stop_processes(pids)
+    stopped, _left = host.stop_processes(pids)
     leftovers = set(host.pids_mentioning(state.directory + '/'))
     for name in state.namespaces:
         if name in host.namespaces():
             leftovers.update(host.namespace_pids(name))
     leftovers.discard(os.getpid())
-    stopped += host.stop_processes(sorted(leftovers), grace_s=5)
+    stopped += host.stop_processes(sorted(leftovers), grace_s=5)[0]
     done['processes'] = len(set(stopped))
     # 2. OVS: the daemons by their pidfiles (ovsdb-server runs outside
     # the namespace).
@@ -319,8 +319,7 @@ def down(state, progress):
 
 def _still_ours(process):
     argv = host.cmdline(process['pid'])
-    return bool(argv) and argv[0].decode(errors='replace') == \
-        process.get('argv0')
+    return bool(argv) and argv[0] == process.get('argv0')
 
 
 def _keep_logs(state):

@@ -135,61 +135,57 @@ def namespace_pids(name):
 
 # ---- processes -------------------------------------------------------------
 
-def cmdline(pid):
+def cmdline(pid, proc_root='/proc'):
+    """The command line of `pid` as strings; None once it is gone."""
     try:
-        with open('/proc/%d/cmdline' % pid, 'rb') as stream:
-            return stream.read().split(b'\0')
+        with open(os.path.join(proc_root, str(pid), 'cmdline'), 'rb') as f:
+            return [arg.decode(errors='replace')
+                    for arg in f.read().split(b'\0') if arg]
     except OSError:
         return None
 
 
-def pids_mentioning(text):
+def pids_mentioning(text, proc_root='/proc'):
     """Processes whose command line contains `text` (a bed's directory)."""
-    needle = text.encode()
     found = []
-    for entry in os.listdir('/proc'):
+    for entry in os.listdir(proc_root):
         if entry.isdigit() and int(entry) != os.getpid():
-            argv = cmdline(int(entry))
-            if argv and any(needle in arg for arg in argv):
+            argv = cmdline(int(entry), proc_root)
+            if argv and any(text in arg for arg in argv):
                 found.append(int(entry))
     return found
 
 
-def alive(pid):
+def alive(pid, proc_root='/proc'):
+    """True unless gone or a zombie (containers may not reap them)."""
     try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
+        with open(os.path.join(proc_root, str(pid), 'stat')) as stream:
+            stat = stream.read()
+    except OSError:
         return False
-    except PermissionError:
-        return True
-    # A zombie child of ours is dead for our purposes.
-    try:
-        with open('/proc/%d/stat' % pid) as stream:
-            return stream.read().split(') ', 1)[1][0] != 'Z'
-    except (OSError, IndexError):
-        return False
+    return stat.rpartition(')')[2].split()[:1] != ['Z']
 
 
-def stop_processes(pids, grace_s=8.0):
-    """SIGTERM, then SIGKILL what is left after `grace_s`; the pids."""
-    pids = [p for p in pids if alive(p)]
-    for pid in pids:
-        try:
-            os.kill(pid, signal.SIGTERM)
-        except ProcessLookupError:
-            pass
-    deadline = time.monotonic() + grace_s
-    while time.monotonic() < deadline and any(alive(p) for p in pids):
-        time.sleep(0.1)
-    killed = []
-    for pid in pids:
-        if alive(pid):
+def stop_processes(pids, grace_s=8.0, *, proc_root='/proc', kill=os.kill,
+                   sleep=time.sleep):
+    """SIGTERM, then SIGKILL what is left after `grace_s`.
+
+    Returns (the pids that were running, those that survived SIGKILL).
+    """
+    pids = [p for p in pids if alive(p, proc_root)]
+    pending = list(pids)
+    for sig, wait_s in ((signal.SIGTERM, grace_s), (signal.SIGKILL, 5)):
+        for pid in pending:
             try:
-                os.kill(pid, signal.SIGKILL)
-                killed.append(pid)
+                kill(pid, sig)
             except ProcessLookupError:
                 pass
-    deadline = time.monotonic() + 5
-    while time.monotonic() < deadline and any(alive(p) for p in killed):
-        time.sleep(0.05)
-    return pids
+        deadline = time.monotonic() + wait_s
+        while True:
+            pending = [p for p in pending if alive(p, proc_root)]
+            if not pending or time.monotonic() >= deadline:
+                break
+            sleep(0.05)
+        if not pending:
+            break
+    return pids, pending

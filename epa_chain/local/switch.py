@@ -30,9 +30,10 @@ import json
 import os
 import re
 import shutil
-import signal
 import subprocess
 import time
+
+from epa_chain.local import host
 
 SCHEMA = '/usr/share/openvswitch/vswitch.ovsschema'
 DPDK_RUN_DIR = '/var/run/dpdk'
@@ -190,47 +191,14 @@ def _read_pid(pidfile):
         return None
 
 
-def _cmdline(pid, proc_root):
-    try:
-        with open(os.path.join(proc_root, str(pid), 'cmdline'), 'rb') as f:
-            return [arg.decode(errors='replace')
-                    for arg in f.read().split(b'\0') if arg]
-    except OSError:
-        return None
-
-
-def _alive(pid, proc_root):
-    """True unless gone or a zombie (containers may not reap them)."""
-    try:
-        with open(os.path.join(proc_root, str(pid), 'stat')) as stream:
-            stat = stream.read()
-    except OSError:
-        return False
-    return stat.rpartition(')')[2].split()[:1] != ['Z']
-
-
 def is_daemon_of(pid, daemon, directory, proc_root='/proc'):
     """Is `pid` the `daemon` started with a pidfile in `directory`?"""
-    argv = _cmdline(pid, proc_root)
+    argv = host.cmdline(pid, proc_root)
     if not argv:
         return False
     pidfile = '--pidfile=%s' % os.path.join(directory, daemon + '.pid')
     return (os.path.basename(argv[0]).startswith(daemon) and
             pidfile in argv[1:])
-
-
-def _terminate(pid, proc_root, kill, sleep, timeout_s):
-    for sig, wait_s in ((signal.SIGTERM, timeout_s), (signal.SIGKILL, 5)):
-        try:
-            kill(pid, sig)
-        except ProcessLookupError:
-            return True
-        deadline = time.monotonic() + wait_s
-        while time.monotonic() < deadline:
-            if not _alive(pid, proc_root):
-                return True
-            sleep(0.05)
-    return not _alive(pid, proc_root)
 
 
 def _unlink(path):
@@ -435,7 +403,7 @@ class PrivateSwitch(object):
             if state == 'true':
                 return
             pid = _read_pid(self._path('ovs-vswitchd.pid'))
-            if not pid or not _alive(pid, self._proc_root):
+            if not pid or not host.alive(pid, self._proc_root):
                 raise SwitchError(
                     '%s exited before DPDK was initialised; last lines of '
                     '%s:\n%s' % (self.vswitchd, self.log_path,
@@ -485,12 +453,14 @@ class PrivateSwitch(object):
             if pid is None:
                 report[daemon] = 'no pidfile'
                 continue
-            if not _alive(pid, proc_root):
+            if not host.alive(pid, proc_root):
                 report[daemon] = 'pid %d not running' % pid
             elif not is_daemon_of(pid, daemon, directory, proc_root):
                 report[daemon] = ('pid %d is not %s of %s: left alone' % (
                     pid, daemon, directory))
-            elif _terminate(pid, proc_root, kill, sleep, timeout_s):
+            elif not host.stop_processes([pid], timeout_s,
+                                         proc_root=proc_root, kill=kill,
+                                         sleep=sleep)[1]:
                 report[daemon] = 'stopped pid %d' % pid
             else:
                 raise SwitchError('%s pid %d survived SIGKILL' % (daemon,

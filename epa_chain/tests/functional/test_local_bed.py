@@ -36,6 +36,7 @@ import time
 import testtools
 from testtools import content
 
+from epa_chain.local import host
 from epa_chain.measurement import results
 from epa_chain.tests import repo
 
@@ -58,26 +59,6 @@ def _skip_reason():
 def _nr_hugepages():
     with open('/proc/sys/vm/nr_hugepages') as stream:
         return int(stream.read())
-
-
-def _namespaces():
-    out = subprocess.run(['ip', 'netns', 'list'], capture_output=True,
-                         text=True).stdout
-    return {line.split()[0] for line in out.splitlines() if line.strip()}
-
-
-def _processes_mentioning(text):
-    found = []
-    for entry in os.listdir('/proc'):
-        if not entry.isdigit():
-            continue
-        try:
-            with open('/proc/%s/cmdline' % entry, 'rb') as stream:
-                if text.encode() in stream.read():
-                    found.append(int(entry))
-        except OSError:
-            pass
-    return found
 
 
 class TestLocalBed(testtools.TestCase):
@@ -106,8 +87,8 @@ class TestLocalBed(testtools.TestCase):
 
     def assertNothingLeft(self):
         bed_dir = os.path.join(self.root, self.prefix)
-        self.assertEqual([], _processes_mentioning(bed_dir + '/'))
-        self.assertEqual(set(), {n for n in _namespaces()
+        self.assertEqual([], host.pids_mentioning(bed_dir + '/'))
+        self.assertEqual(set(), {n for n in host.namespaces()
                                  if n.startswith(self.prefix + '-')})
         self.assertFalse(os.path.exists(bed_dir), 'bed directory left')
         self.assertEqual(self.pages_before, _nr_hugepages())
@@ -195,7 +176,7 @@ class TestLocalBed(testtools.TestCase):
         # Mid-bring-up, as hard as it gets: no handler runs.
         process.send_signal(signal.SIGKILL)
         process.wait(10)
-        self.assertNotEqual([], _processes_mentioning(bed_dir + '/'))
+        self.assertNotEqual([], host.pids_mentioning(bed_dir + '/'))
         first = self._cli('down')
         self.assertEqual(0, first.returncode, first.stderr)
         self.assertNothingLeft()
