@@ -193,24 +193,21 @@ class Bed:
             for name in list(waiting):
                 console = os.path.join(self.state.vnf_dir(name),
                                        'console.log')
-                text = _read(console)
-                ready = readiness.ready_line(name, waiting[name].config
-                                             .engine)
-                if ready in text:
-                    self.progress('%s: %s' % (name, ready))
-                    del waiting[name]
-                    continue
-                failed = [line for line in text.splitlines()
-                          if line.startswith('EPA-CHAIN FAILED')]
+                state = readiness.console_state(_read(console), name)
+                engine = waiting[name].config.engine
                 process = self._processes[name]
-                if failed or process.poll() is not None:
+                if state == ('ready', engine):
+                    self.progress('%s: %s' % (name, readiness.ready_line(
+                        name, engine)))
+                    del waiting[name]
+                elif state is not None or process.poll() is not None:
                     raise BedError('%s failed to start: %s (console %s, '
                                    'runtime log %s)' % (
-                                       name, failed[-1] if failed else
-                                       'runtime exited with %s'
-                                       % process.returncode, console,
-                                       os.path.join(self.state.vnf_dir(
-                                           name), 'runtime.log')))
+                                       name, _failure(state, engine,
+                                                      process),
+                                       console, os.path.join(
+                                           self.state.vnf_dir(name),
+                                           'runtime.log')))
             if waiting and time.monotonic() > deadline:
                 raise BedError('%s not ready after %d s (see %s)' % (
                     ', '.join(sorted(waiting)), self.ready_timeout_s,
@@ -240,6 +237,15 @@ class Bed:
         if self.generator is not None:
             self.generator.close()
             self.generator = None
+
+
+def _failure(state, engine, process):
+    if state is None:
+        return 'runtime exited with %s' % process.returncode
+    kind, detail = state
+    if kind == 'failed':
+        return 'EPA-CHAIN FAILED: %s' % detail
+    return 'it runs %s, %s was asked for' % (detail, engine)
 
 
 def _bridge_label(plan, bridge):

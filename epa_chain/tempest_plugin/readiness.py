@@ -21,13 +21,12 @@ boot, so the benchmark reads the consoles through the compute API.
 
 import dataclasses
 import logging
-import re
 import time
+
+from epa_chain.vnf_runtime import readiness as node_readiness
 
 LOG = logging.getLogger(__name__)
 
-READY_RE = re.compile(r'EPA-CHAIN READY (?P<name>\S+) (?P<engine>\S+)')
-FAILED_RE = re.compile(r'EPA-CHAIN FAILED (?P<name>[^\s:]+): (?P<reason>.*)')
 CONSOLE_TAIL_LINES = 10
 
 
@@ -42,24 +41,6 @@ class Node:
     server_id: str
     name: str
     engine: str
-
-
-def console_state(text, name):
-    """('ready', engine), ('failed', reason) or None, from a console log.
-
-    The last line about `name` wins: a runtime restarted after a failure
-    may report ready later.
-    """
-    state = None
-    for line in (text or '').splitlines():
-        ready = READY_RE.search(line)
-        if ready and ready.group('name') == name:
-            state = ('ready', ready.group('engine'))
-            continue
-        failed = FAILED_RE.search(line)
-        if failed and failed.group('name') == name:
-            state = ('failed', failed.group('reason').strip())
-    return state
 
 
 def expected_nodes(stack_name, chain_length, vnf_engine, server_names):
@@ -100,7 +81,8 @@ def wait_until_ready(nodes, compute, timeout, interval=10.0,
                 raise NotReadyError('%s (%s) is in ERROR: %s' % (
                     node.name, server_id, fault or 'no fault recorded'))
             consoles[server_id] = compute.console_output(server_id)
-            state = console_state(consoles[server_id], node.name)
+            state = node_readiness.console_state(consoles[server_id],
+                                                 node.name)
             if state is None:
                 continue
             kind, detail = state

@@ -27,6 +27,7 @@ on the guest, with the details: ports, cores, command, restarts.
 import datetime
 import json
 import os
+import re
 import sys
 
 STATUS_FILE = '/run/epa-chain/status.json'
@@ -35,12 +36,36 @@ SCHEMA = 'epa-chain/vnf-status/1'
 STATES = ('starting', 'ready', 'restarting', 'failed', 'stopped')
 
 
+READY_RE = re.compile(r'EPA-CHAIN READY (?P<name>\S+) (?P<engine>\S+)')
+FAILED_RE = re.compile(r'EPA-CHAIN FAILED (?P<name>[^\s:]+): (?P<reason>.*)')
+
+
 def ready_line(name, engine):
     return 'EPA-CHAIN READY %s %s' % (name, engine)
 
 
 def failed_line(name, reason):
     return 'EPA-CHAIN FAILED %s: %s' % (name, ' '.join(str(reason).split()))
+
+
+def console_state(text, name):
+    """('ready', engine), ('failed', reason) or None, from a console log.
+
+    What waits for a node reads its console with this (the Tempest plugin
+    through the compute API, the local bed from a file). The last line
+    about `name` wins: a runtime restarted after a failure may report
+    ready later.
+    """
+    state = None
+    for line in (text or '').splitlines():
+        ready = READY_RE.search(line)
+        if ready and ready.group('name') == name:
+            state = ('ready', ready.group('engine'))
+            continue
+        failed = FAILED_RE.search(line)
+        if failed and failed.group('name') == name:
+            state = ('failed', failed.group('reason').strip())
+    return state
 
 
 class Reporter:

@@ -35,7 +35,6 @@ summary.json in each image's work directory.
 
 import json
 import os
-import re
 import shutil
 import subprocess
 import sys
@@ -44,11 +43,12 @@ import unittest
 
 from epa_chain.tests.images import dib_build
 from epa_chain.tests.images import qemu_vm
+from epa_chain.vnf_runtime import readiness
 
 NODE = 'vnf1'
 LOGIN_USER = 'epa'   # epa-chain-cloud-init's default user
-READY_RE = re.compile(r'EPA-CHAIN READY (\S+) (\S+)')
-FAILED_RE = re.compile(r'EPA-CHAIN FAILED (.*)')
+READY_RE = readiness.READY_RE
+FAILED_RE = readiness.FAILED_RE
 FIXTURES = os.path.join(dib_build.TOP, 'epa_chain', 'tests', 'fixtures',
                         'vnf_runtime')
 IMAGE_SIZE_LIMIT = 1024 ** 3

@@ -46,6 +46,7 @@ from epa_chain.tempest_plugin import options as opts
 from epa_chain.tempest_plugin import readiness
 from epa_chain.tempest_plugin import stack
 from epa_chain.tests import repo
+from epa_chain.vnf_runtime import readiness as node_readiness
 
 try:
     import oslotest  # noqa: F401  (tempest.tests.base needs it)
@@ -682,16 +683,16 @@ class ReadinessTest(testtools.TestCase):
                                    clock=self.clock, sleep=self.clock.sleep)
 
     def test_console_state_last_line_wins(self):
-        self.assertEqual(('ready', 'prox'), readiness.console_state(
+        self.assertEqual(('ready', 'prox'), node_readiness.console_state(
             self.console, 'chain-x-vnf1'))
-        self.assertEqual(('ready', 'testpmd'), readiness.console_state(
+        self.assertEqual(('ready', 'testpmd'), node_readiness.console_state(
             self.console, 'chain-x-vnf2'))
-        self.assertIsNone(readiness.console_state(self.console,
-                                                  'chain-x-vnf3'))
+        self.assertIsNone(node_readiness.console_state(
+            self.console, 'chain-x-vnf3'))
         failed = self.console.split('[   14.55')[0]
         self.assertEqual(
             ('failed', 'port fa:16:3e:00:00:01 not found (ports: eth0)'),
-            readiness.console_state(failed, 'chain-x-vnf1'))
+            node_readiness.console_state(failed, 'chain-x-vnf1'))
 
     def test_waits_for_every_node(self):
         compute = FakeCompute({'id1': ['booting', 'booting', self.console],
