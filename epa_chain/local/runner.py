@@ -90,15 +90,14 @@ def failures(document):
 
 
 def lossless_rates(document):
-    """{frame size label: NDR fps} of one document."""
-    rates = {}
-    for case in document['cases']:
-        label = case['frame_size'].get('label') or str(
-            case['frame_size'].get('size'))
-        goals = (case.get('search') or {}).get('goals') or []
-        strictest = min(goals, key=lambda g: g['loss_ratio'], default=None)
-        rates[label] = strictest and strictest.get('throughput_fps')
-    return rates
+    """{frame size label: throughput of the strictest loss goal}."""
+    from epa_chain.measurement import report
+
+    goals = document['parameters']['loss_goals']
+    strictest = min(goals, key=goals.get)
+    return {case['frame_size']['label']: (
+        report.goal_of(case, strictest) or {}).get('throughput_fps')
+        for case in document['cases']}
 
 
 def comparison(documents):

@@ -171,11 +171,11 @@ def _document(vnf_count, ndr_by_size, errors=(), flooded=0):
     for cause in errors:
         cases[0]['error'] = {'cause': cause, 'detail': 'd',
                              'phase': 'search'}
-    return {'cases': cases, 'testbed': {
-        'vnf_count': vnf_count,
-        'end_checks': {'learned': {'a': True},
-                       'all_learned': True,
-                       'flooded_since_proof': flooded}}}
+    testbed = {'vnf_count': vnf_count,
+               'end_checks': {'learned': {'a': True}, 'all_learned': True,
+                              'flooded_since_proof': flooded}}
+    return {'cases': cases, 'testbed': testbed,
+            'parameters': {'loss_goals': {'NDR': 0.0, 'PDR': 0.005}}}
 
 
 class TestRunnerReports(testtools.TestCase):
