@@ -145,12 +145,8 @@ def _parameters(args, vnf_count=None):
     # The bed always runs its own generator in the stack: a preset made
     # for an external hardware tester (vecpe) gets the in-stack one.
     parameters = {'vnf_engine': args.engine, 'endpoints': 'generator'}
-    for pair in args.parameter:
-        key, sep, value = pair.partition('=')
-        if not sep or not key.strip():
-            raise ValueError('--parameter %r: give KEY=VALUE, e.g. '
-                             'vnf_count=2' % pair)
-        parameters[key.strip()] = value.strip()
+    parameters.update(measure.parse_pairs(args.parameter, '--parameter',
+                                          'vnf_count=2', convert=str))
     if vnf_count is not None:
         parameters['vnf_count'] = max(1, vnf_count)
     return parameters

@@ -178,13 +178,20 @@ def _value(text):
     return text
 
 
-def parse_options(pairs, prox_endpoint):
-    options = {}
+def parse_pairs(pairs, option, example, convert=_value):
+    """KEY=VALUE items of a repeatable option, as a dict."""
+    found = {}
     for pair in pairs:
         key, sep, value = pair.partition('=')
-        if not sep or not key:
-            raise ValueError('--generator-option %r: give KEY=VALUE' % pair)
-        options[key.strip()] = _value(value.strip())
+        if not sep or not key.strip():
+            raise ValueError('%s %r: give KEY=VALUE, e.g. %s'
+                             % (option, pair, example))
+        found[key.strip()] = convert(value.strip())
+    return found
+
+
+def parse_options(pairs, prox_endpoint):
+    options = parse_pairs(pairs, '--generator-option', 'link_bps=1e9')
     if prox_endpoint:
         host, sep, port = prox_endpoint.rpartition(':')
         if not sep or not host or not port.isdigit():
