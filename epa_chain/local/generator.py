@@ -370,21 +370,11 @@ class LocalGenerator(trial.Generator):
                 schedule, before=_closer(s for s, _i in rx_socks.values()))
             for sock in all_socks:
                 sock.close()
-            try:
-                sent = tx_worker.report(schedule.cutoff_s +
-                                        WORKER_TIMEOUT_SLACK_S)
-            except workers.WorkerFailed as exc:
-                raise trial.GeneratorError(results.PROCESS_FAILED,
-                                           str(exc)) from None
+            sent = _report(tx_worker, schedule.cutoff_s)
             rx_worker.tell(receiver.encode_stop(
                 {p.tag: count for p, count in
                  zip(planned, sent.get('tx', [0] * len(planned)))}))
-            try:
-                received = rx_worker.report(self.drain_s +
-                                            WORKER_TIMEOUT_SLACK_S)
-            except workers.WorkerFailed as exc:
-                raise trial.GeneratorError(results.PROCESS_FAILED,
-                                           str(exc)) from None
+            received = _report(rx_worker, self.drain_s)
         finally:
             for worker in (tx_worker, rx_worker):
                 if worker is not None:
@@ -411,6 +401,15 @@ class LocalGenerator(trial.Generator):
 
 
 # ---- run inside the namespace (a thread) or in the workers -------------
+
+def _report(worker, seconds):
+    """A worker's report, or the GeneratorError its death is."""
+    try:
+        return worker.report(seconds + WORKER_TIMEOUT_SLACK_S)
+    except workers.WorkerFailed as exc:
+        raise trial.GeneratorError(results.PROCESS_FAILED, str(exc)) \
+            from None
+
 
 def _open_sockets(endpoints, streams, largest_frame, learn):
     """Sending sockets per stream, receiving sockets per endpoint.
