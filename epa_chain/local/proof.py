@@ -159,13 +159,17 @@ def wait_for_learning(switch, plan, generator, timeout_s=LEARN_TIMEOUT_S,
         sleep(0.5)
 
 
-def _warm_up(plan, generator):
-    spec = trial.TrialSpec(
+def _spec(plan, fps, seconds):
+    """Small frames in every direction of the chain."""
+    return trial.TrialSpec(
         profile=trial.TrafficProfile(frame_size=trial.FrameSize(64),
                                      directions=plan.directions),
-        load_fps=WARM_UP_FPS, duration_s=WARM_UP_S)
+        load_fps=fps, duration_s=seconds)
+
+
+def _warm_up(plan, generator):
     try:
-        generator.run_trial(spec)
+        generator.run_trial(_spec(plan, WARM_UP_FPS, WARM_UP_S))
     except trial.GeneratorError:
         pass    # learning traffic: what came back does not matter
 
@@ -210,11 +214,7 @@ def prove(plan, switch, generator, probe_fps=PROBE_FPS, probe_s=PROBE_S):
             problems.append('OVS has not learned the MAC of %s' % port)
     baseline = flood_counts(switch, plan)
     while_learning = sum(baseline[b] - before.get(b, 0) for b in baseline)
-    spec = trial.TrialSpec(
-        profile=trial.TrafficProfile(frame_size=trial.FrameSize(64),
-                                     directions=plan.directions),
-        load_fps=probe_fps, duration_s=probe_s)
-    result = generator.run_trial(spec)
+    result = generator.run_trial(_spec(plan, probe_fps, probe_s))
     flows = switch.datapath_flows()
     flooded = flooded_since(switch, plan, baseline)
     delivered = {}
