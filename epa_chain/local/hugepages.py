@@ -24,6 +24,8 @@ import os
 import subprocess
 import time
 
+from epa_chain.vnf_runtime import hugepages as runtime_hugepages
+
 PAGE_KB = 2048
 _SIZE_DIR = 'sys/kernel/mm/hugepages/hugepages-%dkB' % PAGE_KB
 NR_FILE = _SIZE_DIR + '/nr_hugepages'
@@ -73,29 +75,12 @@ def _nr_file_names(counters):
         name, PROC_NR_FILE)
 
 
-def _unescape_mount_field(field):
-    # /proc/mounts writes space, tab, newline and backslash as octal.
-    for code, char in (('\\040', ' '), ('\\011', '\t'), ('\\012', '\n'),
-                       ('\\134', '\\')):
-        field = field.replace(code, char)
-    return field
-
-
-def hugetlbfs_mounts(mounts='/proc/mounts'):
-    """Mount point -> options of every hugetlbfs mount."""
-    found = {}
-    with open(mounts) as stream:
-        for line in stream:
-            fields = line.split()
-            if len(fields) >= 4 and fields[2] == 'hugetlbfs':
-                found[_unescape_mount_field(fields[1])] = fields[3]
-    return found
+def _mounted(mount_point, mounts):
+    return mount_point in runtime_hugepages.hugetlbfs_mounts(mounts)
 
 
 def _is_2m_mount(options):
-    # A hugetlbfs without pagesize= uses the default size; name it.
-    return 'pagesize=2M' in options.split(',') or 'pagesize=2048k' in (
-        options.split(','))
+    return runtime_hugepages.page_kb_of(options) in (PAGE_KB, None)
 
 
 def _check(run, argv, what):
@@ -142,7 +127,7 @@ def reserve(pages, mount_point, *, root='/', mounts='/proc/mounts',
               'mount_point': mount_point, 'mounted': False,
               'created_dir': False, 'released': False}
     try:
-        existing = hugetlbfs_mounts(mounts).get(mount_point)
+        existing = runtime_hugepages.hugetlbfs_mounts(mounts).get(mount_point)
         if existing is not None:
             if not _is_2m_mount(existing):
                 raise HugepageError(
@@ -181,7 +166,7 @@ def interrupted_record(intent, mount_point, root='/', mounts='/proc/mounts'):
     return {'page_kb': PAGE_KB, 'pages': intent['intent'],
             'added': min(grown, intent['intent']),
             'nr_before': intent['nr_before'], 'mount_point': mount_point,
-            'mounted': mount_point in hugetlbfs_mounts(mounts),
+            'mounted': _mounted(mount_point, mounts),
             'created_dir': os.path.isdir(mount_point), 'released': False}
 
 
@@ -210,7 +195,7 @@ def _release_once(record, root, mounts, run):
     if record.get('released'):
         return record
     mount_point = record['mount_point']
-    if record.get('mounted') and mount_point in hugetlbfs_mounts(mounts):
+    if record.get('mounted') and _mounted(mount_point, mounts):
         # Unmounting drops files a killed DPDK process left behind.
         _check(run, ['umount', mount_point],
                'unmounting %s (stop what still maps it)' % mount_point)

@@ -128,23 +128,44 @@ def reserve(sysfs, chosen):
     return undo
 
 
-def ensure_mount(page_kb, mounts='/proc/mounts', run=subprocess.run,
-                 target=DEFAULT_MOUNT):
-    """Mount hugetlbfs for this page size if none is; returns undo or None."""
-    want = _pagesize_option(page_kb)
+def hugetlbfs_mounts(mounts='/proc/mounts'):
+    """Mount point -> options of every hugetlbfs mount."""
+    found = {}
     try:
         with open(mounts) as stream:
             for line in stream:
                 fields = line.split()
-                if len(fields) > 3 and fields[2] == 'hugetlbfs':
-                    sizes = [_size_kb(o[len('pagesize='):])
-                             for o in fields[3].split(',')
-                             if o.startswith('pagesize=')]
-                    # No pagesize option: the default size, 2 MB on x86.
-                    if page_kb in sizes or not sizes:
-                        return None
+                if len(fields) >= 4 and fields[2] == 'hugetlbfs':
+                    found[_unescape_mount_field(fields[1])] = fields[3]
     except OSError:
         pass
+    return found
+
+
+def page_kb_of(options):
+    """The page size of hugetlbfs mount options in kB; None: the default."""
+    for option in options.split(','):
+        if option.startswith('pagesize='):
+            return _size_kb(option[len('pagesize='):])
+    return None
+
+
+def _unescape_mount_field(field):
+    # /proc/mounts writes space, tab, newline and backslash as octal.
+    for code, char in (('\\040', ' '), ('\\011', '\t'), ('\\012', '\n'),
+                       ('\\134', '\\')):
+        field = field.replace(code, char)
+    return field
+
+
+def ensure_mount(page_kb, mounts='/proc/mounts', run=subprocess.run,
+                 target=DEFAULT_MOUNT):
+    """Mount hugetlbfs for this page size if none is; returns undo or None."""
+    want = _pagesize_option(page_kb)
+    for options in hugetlbfs_mounts(mounts).values():
+        # No pagesize option: the default size, 2 MB on x86.
+        if page_kb_of(options) in (page_kb, None):
+            return None
     if os.path.ismount(target):
         target = '/run/epa-chain/hugepages-%dkB' % page_kb
     os.makedirs(target, exist_ok=True)

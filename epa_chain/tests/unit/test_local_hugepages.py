@@ -22,6 +22,7 @@ import fixtures
 import testtools
 
 from epa_chain.local import hugepages
+from epa_chain.vnf_runtime import hugepages as runtime_hugepages
 
 
 class FakeKernel(object):
@@ -228,7 +229,7 @@ class TestRelease(HugepageCase):
             stream.write('nodev /a\\040b hugetlbfs rw,pagesize=2M 0 0\n'
                          'tmpfs /tmp tmpfs rw 0 0\n')
         self.assertEqual({'/a b': 'rw,pagesize=2M'},
-                         hugepages.hugetlbfs_mounts(path))
+                         runtime_hugepages.hugetlbfs_mounts(path))
 
 
 class TestInterruptedReserve(HugepageCase):
