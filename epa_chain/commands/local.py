@@ -163,7 +163,10 @@ def _stack(args, vnf_count=None):
         raise session.SessionError(
             'no --template and no shipped templates found in %s'
             % ', '.join(shipped.template_dir_candidates()))
-    environments = [session.preset_path(args.preset, template_dir)]
+    try:
+        environments = [shipped.preset_path(args.preset, template_dir)]
+    except shipped.PresetError as exc:
+        raise session.SessionError('--preset %s' % exc)
     return session.Stack(template=template,
                          environments=environments + args.environment,
                          parameters=_parameters(args, vnf_count),
@@ -245,8 +248,8 @@ def _up_once(args, state, progress, vnf_count=None):
     stack = _stack(args, vnf_count)
     progress('resolving %s with %s (Heat engine, in-process)' % (
         stack.template, ', '.join(stack.environments)))
-    _realisation, topology = session.resolve(stack)
-    plan = session.make_plan(topology, state, vnf_count)
+    resolved = session.resolve(stack)
+    plan = session.make_plan(resolved.topology, state, vnf_count)
     for note in plan.notes + plan.flavors:
         progress('plan: ' + note)
     return session.bring_up(plan, state, progress, args.engine_binary)

@@ -10,13 +10,30 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""Where the shipped templates are: a source checkout or the install."""
+"""The shipped templates and presets: where they are, which one to use.
+
+A preset is an environment file under templates/presets/. Two questions
+pick one: by name (`epa-chain local --preset`: an alias such as pvp, a
+file stem such as pvvp-unidir, or a path) and by chain length and
+direction (the Tempest scenarios).
+"""
 
 import os
 import site
 import sys
 
 TEMPLATE = 'chain.yaml'
+# Chain length -> preset family; the presets differ in segments (and the
+# vE-CPE ones in fixed MACs), the direction picks -unidir or -bidir.
+FAMILIES = {1: 'pvp', 2: 'pvvp', 3: 'vecpe'}
+DIRECTION_SUFFIX = {'unidirectional': 'unidir', 'bidirectional': 'bidir'}
+# A bare family name means its bidirectional preset.
+ALIASES = {family: family + '-' + DIRECTION_SUFFIX['bidirectional']
+           for family in FAMILIES.values()}
+
+
+class PresetError(ValueError):
+    """No preset by that name; the message lists the known ones."""
 
 
 def template_dir_candidates():
@@ -49,3 +66,30 @@ def presets(directory):
         return []
     return sorted(name[:-5] for name in os.listdir(folder)
                   if name.endswith('.yaml'))
+
+
+def preset_path(name, directory=None):
+    """A preset by name (`pvp`, `pvvp-unidir`, ...) or as a file path.
+
+    `directory` holds presets/ (default: the shipped templates).
+    """
+    if os.path.sep in name or name.endswith('.yaml'):
+        return name
+    directory = directory or template_dir()
+    path = _preset_file(directory, ALIASES.get(name, name))
+    if not os.path.isfile(path):
+        known = presets(directory) if directory else []
+        raise PresetError('%s: no %s; known presets: %s (and the aliases '
+                          '%s)' % (name, path, ', '.join(known),
+                                   ', '.join(sorted(ALIASES))))
+    return path
+
+
+def preset_for(directory, chain_length, direction):
+    """The preset of a chain length (1-3) and a direction's long name."""
+    return _preset_file(directory, '%s-%s' % (
+        FAMILIES[chain_length], DIRECTION_SUFFIX[direction]))
+
+
+def _preset_file(directory, stem):
+    return os.path.join(directory or '', 'presets', stem + '.yaml')

@@ -12,11 +12,10 @@
 
 """One `epa-chain local` session: stack -> plan -> bed -> proof -> numbers.
 
-Resolving uses Heat's engine exactly as `epa-chain validate` does
-(validation/runner.py): the template and its environments are loaded as
-the Heat client uploads them, every intrinsic function and nested
-template is evaluated by Heat, and the validation rules must pass before
-anything is created on the host.
+Resolving is hot/resolve.py, as for `epa-chain validate`: the template
+and its environments are loaded as the Heat client uploads them, every
+intrinsic function and nested template is evaluated by Heat; then the
+validation rules must pass before anything is created on the host.
 """
 
 import dataclasses
@@ -25,15 +24,11 @@ import signal
 import time
 import typing
 
-from epa_chain.hot import shipped
 from epa_chain.local import bed as bed_mod
 from epa_chain.local import host
 from epa_chain.local import plan as plan_mod
 from epa_chain.local import proof as proof_mod
 from epa_chain.local import state as state_mod
-
-PRESET_ALIASES = {'pvp': 'pvp-bidir', 'pvvp': 'pvvp-bidir',
-                  'vecpe': 'vecpe-bidir'}
 
 
 class SessionError(RuntimeError):
@@ -52,35 +47,28 @@ class Stack:
     stack_name: str = 'epa'
 
 
-def preset_path(name, template_dir=None):
-    """A preset by name (`pvp`, `pvvp-unidir`, ...) or as a file path."""
-    if os.path.sep in name or name.endswith('.yaml'):
-        return name
-    template_dir = template_dir or shipped.template_dir()
-    stem = PRESET_ALIASES.get(name, name)
-    path = os.path.join(template_dir or '', 'presets', stem + '.yaml')
-    if not os.path.isfile(path):
-        known = shipped.presets(template_dir) if template_dir else []
-        raise SessionError('--preset %s: no %s; known presets: %s (and the '
-                           'aliases %s)' % (name, path, ', '.join(known),
-                                            ', '.join(sorted(
-                                                PRESET_ALIASES))))
-    return path
-
-
 def resolve(stack):
-    """Heat's view of the stack; SessionError listing validation errors."""
+    """Heat's view of the stack (hot.resolve.Resolved), rules passed.
+
+    SessionError listing Heat's refusal or the rules' errors otherwise.
+    """
+    from epa_chain.hot import resolve as resolve_mod
+    from epa_chain.validation import findings
     from epa_chain.validation import runner
 
-    resolved = {}
-    report = runner.validate(stack.template, stack.environments,
-                             parameters=stack.parameters,
-                             stack_name=stack.stack_name, resolved=resolved)
-    if report.errors:
+    try:
+        resolved = resolve_mod.resolve(stack.template, stack.environments,
+                                       stack.parameters, stack.stack_name)
+    except resolve_mod.ResolveError as exc:
+        resolved, found = None, runner.refusal_findings(exc)
+    else:
+        found = runner.check(resolved)
+    errors = [f for f in found if f.severity == findings.ERROR]
+    if errors:
         raise SessionError('the stack does not validate; nothing was '
                            'created:\n' + '\n'.join(
-                               '  %s' % finding for finding in report.errors))
-    return resolved['realisation'], resolved['topology']
+                               '  %s' % finding for finding in errors))
+    return resolved
 
 
 def make_plan(topology, state, vnf_count_override=None):

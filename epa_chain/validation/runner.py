@@ -14,73 +14,58 @@
 
 import time
 
-from epa_chain.chain import topology as topo
 from epa_chain.hot import files
-from epa_chain.hot import offline
-from epa_chain.hot import realise
+from epa_chain.hot import resolve as resolve_mod
 from epa_chain.validation import findings
 from epa_chain.validation import heat_errors
 from epa_chain.validation import rules
 
 
 def validate(template_path, environment_paths=(), parameters=None,
-             stack_name='epa-chain', resolved=None):
+             stack_name='epa-chain'):
     """Validate one template with its environments; return a Report.
 
-    `parameters` override the environments' as `openstack stack create
-    --parameter` does. When `resolved` is a dict it receives the
-    template set, the realisation and the topology for callers that go on
-    to build the stack (epa-chain local).
+    Validation is resolving the stack (hot/resolve.py) and checking the
+    rules on what Heat resolved. `parameters` override the environments'
+    as `openstack stack create --parameter` does.
     """
     started = time.monotonic()
     report = findings.Report(template_path, list(environment_paths))
-    report.findings.extend(_validate(template_path, environment_paths,
-                                     parameters or {}, stack_name,
-                                     {} if resolved is None else resolved))
+    try:
+        resolved = resolve_mod.resolve(template_path, environment_paths,
+                                       parameters, stack_name)
+    except resolve_mod.ResolveError as exc:
+        report.findings.extend(refusal_findings(exc))
+    else:
+        report.findings.extend(check(resolved))
     report.seconds = time.monotonic() - started
     return report
 
 
-def _validate(template_path, environment_paths, parameters, stack_name,
-              resolved):
-    try:
-        template_set = files.load(template_path, environment_paths)
-    except files.LoadError as exc:
-        yield findings.Finding(rule='LOAD', file=exc.path,
-                               message=exc.message,
-                               fix='make the file readable YAML')
-        return
-    if parameters:
-        template_set.environment.setdefault('parameters', {}).update(
-            parameters)
-    resolved['template_set'] = template_set
-    top = template_set.display_path(template_set.template_path)
-    with offline.SkippedLookups() as skipped:
-        try:
-            stack = offline.parse_stack(template_set, stack_name)
-            stack.validate()
-            realisation = realise.realise(stack, template_set)
-        except realise.RealisationError as exc:
-            realisation = None
-            yield heat_errors.to_finding(exc.error, template_set,
-                                         exc.template, exc.path)
-        except Exception as exc:
-            realisation = None
-            yield heat_errors.to_finding(exc, template_set, top)
-    in_stack = set()
-    if realisation is not None:
-        in_stack = {r.resource_id for r in realisation.resources.values()}
-    for lookup in skipped.lookups:
-        if lookup.value in in_stack:
-            continue  # a resource of this stack: it will exist
-        yield findings.Finding(
-            rule='CLOUD-LOOKUP', severity=findings.SKIPPED, file=top,
-            message='%s %r: needs a cloud to look up' % (lookup.constraint,
-                                                         lookup.value))
-    if realisation is not None:
-        topology = topo.build(realisation)
-        resolved.update(realisation=realisation, topology=topology)
-        yield from rules.check(topology, realisation)
+def refusal_findings(error):
+    """Why the stack did not resolve (a ResolveError), as findings."""
+    if error.load_error:
+        return [findings.Finding(rule='LOAD', file=error.error.path,
+                                 message=error.error.message,
+                                 fix='make the file readable YAML')]
+    top = error.template_set.display_path(
+        error.template_set.template_path)
+    return [heat_errors.to_finding(error.error, error.template_set,
+                                   error.template, error.context)
+            ] + _lookups(error.skipped, top)
+
+
+def check(resolved):
+    """The findings on a resolved stack: cloud lookups, then the rules."""
+    return _lookups(resolved.cloud_lookups(), resolved.display_template) + \
+        list(rules.check(resolved.topology, resolved.realisation))
+
+
+def _lookups(lookups, top):
+    return [findings.Finding(rule='CLOUD-LOOKUP', severity=findings.SKIPPED,
+                             file=top, message='%s %r: needs a cloud to '
+                             'look up' % (lookup.constraint, lookup.value))
+            for lookup in lookups]
 
 
 def validate_tree(directory):

@@ -17,6 +17,8 @@ import os
 
 import testtools
 
+from epa_chain.hot import resolve
+from epa_chain.hot import shipped
 from epa_chain.local import plan as plan_mod
 from epa_chain.local import session
 from epa_chain.tests import repo
@@ -28,9 +30,9 @@ LOCAL = {'vnf_engine': 'testpmd', 'endpoints': 'generator'}
 def _topology(preset, **overrides):
     parameters = dict(LOCAL, **overrides)
     stack = session.Stack(os.path.join(repo.TEMPLATES, 'chain.yaml'),
-                          [session.preset_path(preset, repo.TEMPLATES)],
+                          [shipped.preset_path(preset, repo.TEMPLATES)],
                           parameters, 'epa')
-    return session.resolve(stack)[1]
+    return session.resolve(stack).topology
 
 
 def _plan(preset, cpus=(0, 1), **overrides):
@@ -136,23 +138,70 @@ class TestPlan(testtools.TestCase):
 class TestPresets(testtools.TestCase):
 
     def test_aliases_and_names(self):
-        self.assertTrue(session.preset_path('pvp', repo.TEMPLATES).endswith(
+        self.assertTrue(shipped.preset_path('pvp', repo.TEMPLATES).endswith(
             'presets/pvp-bidir.yaml'))
-        self.assertTrue(session.preset_path(
+        self.assertTrue(shipped.preset_path(
             'vecpe-unidir', repo.TEMPLATES).endswith(
                 'presets/vecpe-unidir.yaml'))
 
+    def test_a_preset_for_every_chain_length_and_direction(self):
+        for length in (1, 2, 3):
+            for direction in ('unidirectional', 'bidirectional'):
+                path = shipped.preset_for(repo.TEMPLATES, length, direction)
+                self.assertTrue(os.path.isfile(path), path)
+        self.assertEqual(shipped.preset_path('vecpe', repo.TEMPLATES),
+                         shipped.preset_for(repo.TEMPLATES, 3,
+                                            'bidirectional'))
+        self.assertEqual(shipped.preset_path('pvvp-unidir', repo.TEMPLATES),
+                         shipped.preset_for(repo.TEMPLATES, 2,
+                                            'unidirectional'))
+
     def test_unknown_preset_lists_the_known_ones(self):
-        error = self.assertRaises(session.SessionError, session.preset_path,
+        error = self.assertRaises(shipped.PresetError, shipped.preset_path,
                                   'pvvvp', repo.TEMPLATES)
         self.assertIn('pvvp-bidir', str(error))
         self.assertIn('pvvvp', str(error))
 
     def test_a_stack_that_does_not_validate_creates_nothing(self):
         stack = session.Stack(os.path.join(repo.TEMPLATES, 'chain.yaml'),
-                              [session.preset_path('pvp', repo.TEMPLATES)],
+                              [shipped.preset_path('pvp', repo.TEMPLATES)],
                               dict(LOCAL, vnf_count=5), 'epa')
         error = self.assertRaises(session.SessionError, session.resolve,
                                   stack)
         self.assertIn('nothing was created', str(error))
         self.assertIn('vnf_count', str(error))
+
+
+class TestResolve(testtools.TestCase):
+
+    def test_resolved_stack_with_its_parameters_and_nodes(self):
+        parameters = dict(LOCAL, vnf_count=2)
+        resolved = resolve.resolve(
+            os.path.join(repo.TEMPLATES, 'chain.yaml'),
+            [shipped.preset_path('pvvp', repo.TEMPLATES)], parameters,
+            stack_name='st')
+        self.assertEqual(parameters, resolved.parameters)
+        self.assertEqual('st', resolved.stack_name)
+        self.assertEqual(
+            [('st-generator', 'prox'), ('st-vnf1', 'testpmd'),
+             ('st-vnf2', 'testpmd')],
+            sorted((n.config.name, n.config.engine)
+                   for n in resolved.topology.nodes))
+        self.assertIs(resolved.topology.nodes[0].server,
+                      resolved.realisation.get(
+                          resolved.topology.nodes[0].server.path))
+
+    def test_heat_refusal_is_an_error_naming_the_parameter(self):
+        error = self.assertRaises(
+            resolve.ResolveError, resolve.resolve,
+            os.path.join(repo.TEMPLATES, 'chain.yaml'),
+            [shipped.preset_path('pvp', repo.TEMPLATES)],
+            dict(LOCAL, vnf_count=5))
+        self.assertFalse(error.load_error)
+        self.assertIn('vnf_count', str(error))
+
+    def test_a_missing_file_is_a_load_error(self):
+        error = self.assertRaises(resolve.ResolveError, resolve.resolve,
+                                  os.path.join(repo.TEMPLATES, 'nope.yaml'))
+        self.assertTrue(error.load_error)
+        self.assertIn('nope.yaml', str(error))

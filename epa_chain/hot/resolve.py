@@ -1,0 +1,115 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
+"""A stack as Heat would create it, without creating anything.
+
+`resolve` loads a template with its environments as the Heat client
+uploads them (files), puts the given parameters on top as `openstack
+stack create --parameter` does, lets Heat's engine parse and strictly
+validate it (offline) and realises every resource (realise), nested
+stacks included. The result is what the validation rules check and what
+the local bed and the Tempest plugin build on: the realisation, the
+chain's topology and the parameters used.
+"""
+
+import dataclasses
+import typing
+
+from epa_chain.chain import topology as topo
+from epa_chain.hot import files
+from epa_chain.hot import offline
+from epa_chain.hot import realise
+
+
+@dataclasses.dataclass
+class Resolved:
+    """A stack Heat resolved: every value its resources would get."""
+
+    template_set: files.TemplateSet
+    stack_name: str
+    parameters: typing.Dict[str, typing.Any]
+    realisation: realise.Realisation
+    topology: topo.Topology
+    # Lookups only a cloud can answer (images, flavors, networks by name).
+    skipped: typing.List[offline.SkippedLookup]
+
+    @property
+    def display_template(self):
+        return self.template_set.display_path(
+            self.template_set.template_path)
+
+    def cloud_lookups(self):
+        """Skipped lookups of things the stack does not create itself."""
+        in_stack = {r.resource_id
+                    for r in self.realisation.resources.values()}
+        return [lookup for lookup in self.skipped
+                if lookup.value not in in_stack]
+
+
+class ResolveError(Exception):
+    """Heat refused the stack (or a file would not load).
+
+    `error` is Heat's exception (or files.LoadError), `template` the file
+    it is about and `context` the resource path of the nested stack Heat
+    was realising; `skipped` the cloud lookups seen before it failed.
+    """
+
+    def __init__(self, error, template_set=None, template=None,
+                 context=(), skipped=()):
+        self.error = error
+        self.template_set = template_set
+        self.template = template
+        self.context = tuple(context)
+        self.skipped = list(skipped)
+        super().__init__('%s: %s' % (template or getattr(error, 'path', ''),
+                                     error))
+
+    @property
+    def load_error(self):
+        return isinstance(self.error, files.LoadError)
+
+
+def resolve(template, environments=(), parameters=None,
+            stack_name='epa-chain'):
+    """Resolve a template with its environments; ResolveError if refused.
+
+    `parameters` override the environments' as `openstack stack create
+    --parameter` does; `stack_name` is what OS::stack_name resolves to.
+    """
+    parameters = dict(parameters or {})
+    try:
+        template_set = files.load(template, list(environments))
+    except files.LoadError as exc:
+        raise ResolveError(exc, template=exc.path)
+    if parameters:
+        template_set.environment.setdefault('parameters', {}).update(
+            parameters)
+    top = template_set.display_path(template_set.template_path)
+    with offline.SkippedLookups() as skipped:
+        try:
+            stack = offline.parse_stack(template_set, stack_name)
+            stack.validate()
+            realisation = realise.realise(stack, template_set)
+        except realise.RealisationError as exc:
+            failure = ResolveError(exc.error, template_set, exc.template,
+                                   exc.path)
+        except Exception as exc:
+            failure = ResolveError(exc, template_set, top)
+        else:
+            failure = None
+    if failure is not None:
+        failure.skipped = list(skipped.lookups)
+        raise failure
+    return Resolved(template_set=template_set, stack_name=stack_name,
+                    parameters=parameters, realisation=realisation,
+                    topology=topo.build(realisation),
+                    skipped=list(skipped.lookups))
