@@ -26,8 +26,9 @@ import abc
 import dataclasses
 import typing
 
+from epa_chain.chain import wire
+
 DIRECTIONS = ('forward', 'reverse')
-WIRE_OVERHEAD_BYTES = 20
 # Seed 002 (EANTC): 64, 570 and 1518 byte frames in the ratio 7:4:1.
 IMIX_EANTC = ((64, 7), (570, 4), (1518, 1))
 
@@ -95,11 +96,11 @@ class FrameSize:
 
     def line_rate_fps(self, link_bps):
         """Frames per second filling a link of `link_bps` bits/s."""
-        return link_bps / ((self.mean_bytes + WIRE_OVERHEAD_BYTES) * 8)
+        return link_bps / (wire.wire_bytes(self.mean_bytes) * 8)
 
     def fps_to_mbps(self, fps):
         """Wire rate in Mbit/s, the seed tables' (size + 20) * 8 formula."""
-        return fps * (self.mean_bytes + WIRE_OVERHEAD_BYTES) * 8 / 1e6
+        return fps * wire.wire_bytes(self.mean_bytes) * 8 / 1e6
 
 
 @dataclasses.dataclass(frozen=True)

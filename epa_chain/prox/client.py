@@ -46,6 +46,8 @@ import socket
 import time
 import typing
 
+from epa_chain.chain import wire
+
 DEFAULT_PORT = 8474
 #: PROX's "no value" (a stats path that does not exist, or a latency value
 #: before the first sample): uint64 -1.
@@ -54,8 +56,6 @@ NO_VALUE = 2 ** 64 - 1
 #: 20 bytes of preamble, start delimiter and gap, and the 4-byte FCS.
 SPEED_BYTES_PER_PERCENT = 12500000
 MAX_SPEED_PERCENT = 1000.0
-WIRE_OVERHEAD_BYTES = 20
-FCS_BYTES = 4
 #: PROX pads shorter frames to 60 bytes (64 with FCS) on the wire.
 MIN_PROX_SIZE = 60
 ETHERNET_HEADER_BYTES = 14
@@ -269,13 +269,13 @@ def speed_percent(fps, mean_frame_bytes):
     Frame sizes include the FCS; 100 = 10 Gbit/s counting 20 bytes of wire
     overhead per frame, as PROX's pacing does.
     """
-    wire = max(mean_frame_bytes, MIN_PROX_SIZE + FCS_BYTES)
-    return fps * (wire + WIRE_OVERHEAD_BYTES) / SPEED_BYTES_PER_PERCENT
+    frame = max(mean_frame_bytes, MIN_PROX_SIZE + wire.FCS_BYTES)
+    return fps * wire.wire_bytes(frame) / SPEED_BYTES_PER_PERCENT
 
 
 def fps_for_speed(percent, mean_frame_bytes):
-    wire = max(mean_frame_bytes, MIN_PROX_SIZE + FCS_BYTES)
-    return percent * SPEED_BYTES_PER_PERCENT / (wire + WIRE_OVERHEAD_BYTES)
+    frame = max(mean_frame_bytes, MIN_PROX_SIZE + wire.FCS_BYTES)
+    return percent * SPEED_BYTES_PER_PERCENT / wire.wire_bytes(frame)
 
 
 def _rate(count, ticks, hz):
@@ -661,11 +661,11 @@ class ProxClient:
         IPv4 total length and UDP length in the template stay as they were,
         so they are rewritten with `set value` (offsets 16 and 38).
         """
-        size = frame_bytes - FCS_BYTES
-        if frame_bytes < MIN_PROX_SIZE + FCS_BYTES or (
+        size = frame_bytes - wire.FCS_BYTES
+        if frame_bytes < MIN_PROX_SIZE + wire.FCS_BYTES or (
                 frame_bytes > max_frame_bytes):
             raise ValueError('frame size %d is outside %d..%d bytes'
-                             % (frame_bytes, MIN_PROX_SIZE + FCS_BYTES,
+                             % (frame_bytes, MIN_PROX_SIZE + wire.FCS_BYTES,
                                 max_frame_bytes))
         self.silent('pkt_size %d %d %d' % (_check_id(core, 'core'),
                                            _check_id(task, 'task'), size))
@@ -685,13 +685,13 @@ class ProxClient:
             raise ValueError('PROX takes 1..%d IMIX sizes, not %d'
                              % (MAX_IMIX_SIZES, len(sizes)))
         for frame in sizes:
-            if not MIN_PROX_SIZE + FCS_BYTES <= frame <= max_frame_bytes:
+            if not MIN_PROX_SIZE + wire.FCS_BYTES <= frame <= max_frame_bytes:
                 raise ValueError('IMIX frame size %r is outside %d..%d'
-                                 % (frame, MIN_PROX_SIZE + FCS_BYTES,
+                                 % (frame, MIN_PROX_SIZE + wire.FCS_BYTES,
                                     max_frame_bytes))
         self.silent('imix %d %d %s' % (
             _check_id(core, 'core'), _check_id(task, 'task'),
-            ','.join(str(frame - FCS_BYTES) for frame in sizes)))
+            ','.join(str(frame - wire.FCS_BYTES) for frame in sizes)))
 
     def set_random(self, core, task, offset, bits):
         """Overwrite len(bits)/8 bytes at `offset` in every frame.
