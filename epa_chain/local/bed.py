@@ -26,9 +26,9 @@ import subprocess
 import sys
 import time
 
+from epa_chain.chain import readiness
 from epa_chain.local import config_drive
 from epa_chain.local import host
-from epa_chain.vnf_runtime import readiness
 
 READY_TIMEOUT_S = 120
 MAC_AGING_S = 3600      # longer than any run: receive-only ports stay known
@@ -187,34 +187,29 @@ class Bed:
                 vnf.name, vnf.config.engine, ','.join(map(str, vnf.cpus))))
 
     def _wait_ready(self):
-        waiting = {v.name: v for v in self.plan.vnfs}
-        deadline = time.monotonic() + self.ready_timeout_s
-        while waiting:
-            for name in list(waiting):
-                console = os.path.join(self.state.vnf_dir(name),
-                                       'console.log')
-                state = readiness.console_state(_read(console), name)
-                engine = waiting[name].config.engine
-                process = self._processes[name]
-                if state == ('ready', engine):
-                    self.progress('%s: %s' % (name, readiness.ready_line(
-                        name, engine)))
-                    del waiting[name]
-                elif state is not None or process.poll() is not None:
-                    raise BedError('%s failed to start: %s (console %s, '
-                                   'runtime log %s)' % (
-                                       name, _failure(state, engine,
-                                                      process),
-                                       console, os.path.join(
-                                           self.state.vnf_dir(name),
-                                           'runtime.log')))
-            if waiting and time.monotonic() > deadline:
-                raise BedError('%s not ready after %d s (see %s)' % (
-                    ', '.join(sorted(waiting)), self.ready_timeout_s,
-                    ', '.join(os.path.join(self.state.vnf_dir(n),
-                                           'console.log')
-                              for n in sorted(waiting))))
-            time.sleep(0.2)
+        nodes = [readiness.Node(v.name, v.config.engine)
+                 for v in self.plan.vnfs]
+
+        def poll(node):
+            console = _read(self._console(node.name))
+            code = self._processes[node.name].poll()
+            return console, (None if code is None else
+                             'runtime exited with %s' % code)
+
+        try:
+            readiness.wait_until_ready(
+                nodes, poll, self.ready_timeout_s, interval=0.2,
+                on_ready=lambda node: self.progress('%s: %s' % (
+                    node.name, readiness.ready_line(node.name,
+                                                    node.engine))))
+        except readiness.NotReadyError as exc:
+            raise BedError('%s (see %s)' % (exc, ', '.join(
+                '%s, %s' % (self._console(n.name), os.path.join(
+                    self.state.vnf_dir(n.name), 'runtime.log'))
+                for n in exc.nodes)))
+
+    def _console(self, name):
+        return os.path.join(self.state.vnf_dir(name), 'console.log')
 
     def _make_generator(self):
         from epa_chain.local import generator as local_generator
@@ -237,15 +232,6 @@ class Bed:
         if self.generator is not None:
             self.generator.close()
             self.generator = None
-
-
-def _failure(state, engine, process):
-    if state is None:
-        return 'runtime exited with %s' % process.returncode
-    kind, detail = state
-    if kind == 'failed':
-        return 'EPA-CHAIN FAILED: %s' % detail
-    return 'it runs %s, %s was asked for' % (detail, engine)
 
 
 def _bridge_label(plan, bridge):

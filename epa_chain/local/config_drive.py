@@ -12,35 +12,21 @@
 
 """A VNF's config drive as a directory, written as Nova would write it.
 
-The runtime reads the same three files it reads in a VM
-(vnf_runtime/config_drive.py): meta_data.json (the server), the links of
-network_data.json (one per NIC, by MAC; vhost-user, as Nova describes a
-port on an OVS-DPDK host) and the user_data Heat resolved.
+The runtime reads the same files it reads in a VM (the layout is
+chain/config_drive.py): the server, one link per NIC (by MAC; vhost-user,
+as Nova describes a port on an OVS-DPDK host) and the user_data Heat
+resolved.
 """
 
-import json
-import os
-
-from epa_chain.vnf_runtime import config_drive as reader
+from epa_chain.chain import config_drive as layout
 
 
 def write(directory, vnf):
     """Write `vnf`'s (plan.Vnf) config drive under `directory`."""
-    meta_data = {'uuid': vnf.server_id, 'name': vnf.name,
-                 'hostname': vnf.name, 'launch_index': 0,
-                 'availability_zone': 'local'}
-    network_data = {
-        'links': [{'id': 'tap-%s' % port.name, 'type': 'vhostuser',
-                   'vif_id': port.name, 'mtu': 1500,
-                   'ethernet_mac_address': port.mac}
-                  for port in vnf.ports],
-        'networks': [], 'services': []}
-    for relative, content in (
-            (reader.META_DATA, json.dumps(meta_data, indent=1)),
-            (reader.NETWORK_DATA, json.dumps(network_data, indent=1)),
-            (reader.USER_DATA, vnf.user_data)):
-        path = os.path.join(directory, relative)
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        with open(path, 'w') as stream:
-            stream.write(content)
-    return directory
+    return layout.write(
+        directory,
+        layout.meta_data(vnf.server_id, vnf.name, availability_zone='local'),
+        layout.network_data(
+            layout.link('tap-%s' % port.name, port.mac, 'vhostuser',
+                        port.name) for port in vnf.ports),
+        vnf.user_data)

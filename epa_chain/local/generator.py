@@ -38,6 +38,7 @@ import dataclasses
 import json
 import re
 
+from epa_chain.chain import learning_frame
 from epa_chain.local.traffic import frames
 from epa_chain.local.traffic import netns as netns_lib
 from epa_chain.local.traffic import pacing
@@ -47,7 +48,6 @@ from epa_chain.local.traffic import sender
 from epa_chain.local.traffic import sockets
 from epa_chain.local.traffic import workers
 from epa_chain.measurement import trial
-from epa_chain.vnf_runtime import switch_learning
 
 DEFAULT_SAMPLE_CAP = 250000  # per direction: ~30 MB as Python tuples
 CALIBRATION_PLAN_FPS = 4e6   # sequence space the receiver tracks
@@ -455,7 +455,7 @@ def _open_sockets(endpoints, streams, largest_frame, learn):
 def _send_learning_frames(endpoints):
     for endpoint in endpoints:
         with sockets.open_sender(endpoint.interface) as sock:
-            sock.send(switch_learning.frame(endpoint.mac, endpoint.name))
+            sock.send(learning_frame.frame(endpoint.mac, endpoint.name))
 
 
 def _closer(socks):

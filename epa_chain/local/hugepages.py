@@ -24,7 +24,7 @@ import os
 import subprocess
 import time
 
-from epa_chain.vnf_runtime import hugepages as runtime_hugepages
+from epa_chain.chain import hugetlbfs
 
 PAGE_KB = 2048
 _SIZE_DIR = 'sys/kernel/mm/hugepages/hugepages-%dkB' % PAGE_KB
@@ -76,11 +76,11 @@ def _nr_file_names(counters):
 
 
 def _mounted(mount_point, mounts):
-    return mount_point in runtime_hugepages.hugetlbfs_mounts(mounts)
+    return mount_point in hugetlbfs.mounts(mounts)
 
 
 def _is_2m_mount(options):
-    return runtime_hugepages.page_kb_of(options) in (PAGE_KB, None)
+    return hugetlbfs.page_kb_of(options) in (PAGE_KB, None)
 
 
 def _check(run, argv, what):
@@ -127,7 +127,7 @@ def reserve(pages, mount_point, *, root='/', mounts='/proc/mounts',
               'mount_point': mount_point, 'mounted': False,
               'created_dir': False, 'released': False}
     try:
-        existing = runtime_hugepages.hugetlbfs_mounts(mounts).get(mount_point)
+        existing = hugetlbfs.mounts(mounts).get(mount_point)
         if existing is not None:
             if not _is_2m_mount(existing):
                 raise HugepageError(

@@ -12,14 +12,15 @@
 
 """One benchmark scenario from start to end, free of Tempest.
 
-create the stack -> wait for CREATE_COMPLETE -> wait until every node
-reports ready -> check every direction forwards -> for each frame size x
-flow count, run the configured campaign (search, then the latency test at
-a fraction of the NDR) through the in-stack PROX generator -> write the
-results (a case that ended in a generator error fails the scenario once
-everything is written). Deleting the stack is registered with
-`add_cleanup` as soon as Heat has accepted it, so it happens even when a
-later step fails.
+resolve the stack offline (Heat's refusal stops here, nothing created)
+-> create it -> wait for CREATE_COMPLETE -> wait until every node of the
+resolved stack reports ready -> check every direction forwards -> for
+each frame size x flow count, run the configured campaign (search, then
+the latency test at a fraction of the NDR) through the in-stack PROX
+generator -> write the results (a case that ended in a generator error
+fails the scenario once everything is written). Deleting the stack is
+registered with `add_cleanup` as soon as Heat has accepted it, so it
+happens even when a later step fails.
 """
 
 import functools
@@ -110,8 +111,12 @@ class ChainBenchmark:
         self.clock = clock
         self.sleep = sleep
 
-    def deploy(self, stack_name, chain_length, direction):
-        """Create the stack and wait for it; return its outputs."""
+    def deploy(self, stack_name, chain_length, direction, resolved):
+        """Create the stack and wait for it; return its outputs.
+
+        `resolved` is the stack as stack.resolve saw it: its topology
+        names the nodes to wait for.
+        """
         args = stack_mod.build_create_args(stack_name, self.options,
                                            chain_length, direction)
         stack_id = self.stacks.create(args)
@@ -122,9 +127,7 @@ class ChainBenchmark:
         outputs = self.stacks.outputs(stack_id)
         server_names = {server_id: self.compute.server_name(server_id)
                         for server_id in self.stacks.server_ids(stack_id)}
-        nodes = readiness.expected_nodes(stack_name, chain_length,
-                                         self.options.vnf_engine,
-                                         server_names)
+        nodes = readiness.expected_nodes(resolved.topology, server_names)
         readiness.wait_until_ready(nodes, self.compute,
                                    self.options.vnf_ready_timeout,
                                    interval=self.ready_interval,
@@ -180,5 +183,7 @@ class ChainBenchmark:
 
     def run(self, stack_name, chain_length, direction):
         self.check_plans(chain_length, direction)
-        outputs = self.deploy(stack_name, chain_length, direction)
+        resolved = stack_mod.resolve(stack_name, self.options, chain_length,
+                                     direction)
+        outputs = self.deploy(stack_name, chain_length, direction, resolved)
         return self.measure(outputs, chain_length, direction)

@@ -12,26 +12,21 @@
 
 """Wait until every chain node says on its console that it forwards.
 
-The VNF runtime in the images prints one line to /dev/console once its
-engine runs: `EPA-CHAIN READY <name> <engine>`, or `EPA-CHAIN FAILED
-<name>: <reason>` (interfaces.md section 4). A server that is ACTIVE is
-not yet forwarding: DPDK binds its NICs and starts PROX or testpmd after
-boot, so the benchmark reads the consoles through the compute API.
+A server that is ACTIVE is not yet forwarding: DPDK binds its NICs and
+starts PROX or testpmd after boot, then the runtime prints its verdict
+line (chain/readiness.py). The benchmark reads the consoles through the
+compute API with the wait the local bed uses too.
 """
 
 import dataclasses
 import logging
 import time
 
-from epa_chain.vnf_runtime import readiness as node_readiness
+from epa_chain.chain import readiness as node_readiness
 
 LOG = logging.getLogger(__name__)
 
-CONSOLE_TAIL_LINES = 10
-
-
-class NotReadyError(RuntimeError):
-    """A node failed, or did not report ready in time."""
+NotReadyError = node_readiness.NotReadyError
 
 
 @dataclasses.dataclass(frozen=True)
@@ -43,23 +38,22 @@ class Node:
     engine: str
 
 
-def expected_nodes(stack_name, chain_length, vnf_engine, server_names):
-    """Nodes to wait for, from the stack's servers {server_id: name}.
+def expected_nodes(topology, server_names):
+    """Nodes to wait for, from the resolved stack's topology.
 
-    chain.yaml names servers <stack>-vnf1.. and <stack>-generator, and the
-    runtime reports that name; a missing server is an error here rather
-    than a timeout later.
+    Every server of the resolved stack (chain/topology.py) reports under
+    the name its configuration gives, which is its Nova name;
+    `server_names` maps the created stack's servers {server_id: name}.
+    A missing server is an error here rather than a timeout later.
     """
-    wanted = {'%s-vnf%d' % (stack_name, i): vnf_engine
-              for i in range(1, chain_length + 1)}
-    wanted['%s-generator' % stack_name] = 'prox'
+    wanted = {node.config.name: node.config.engine
+              for node in topology.nodes if node.config}
     by_name = {name: server_id for server_id, name in server_names.items()}
     missing = sorted(set(wanted) - set(by_name))
     if missing:
         raise NotReadyError(
-            'stack %s has no server named %s (servers: %s)' % (
-                stack_name, ', '.join(missing),
-                ', '.join(sorted(by_name)) or 'none'))
+            'the stack has no server named %s (servers: %s)' % (
+                ', '.join(missing), ', '.join(sorted(by_name)) or 'none'))
     return [Node(by_name[name], name, engine)
             for name, engine in sorted(wanted.items())]
 
@@ -71,43 +65,17 @@ def wait_until_ready(nodes, compute, timeout, interval=10.0,
     `compute` provides server_status(server_id) -> (status, fault) and
     console_output(server_id) -> str.
     """
-    deadline = clock() + timeout
-    pending = {node.server_id: node for node in nodes}
-    consoles = {}
-    while True:
-        for server_id, node in list(pending.items()):
-            status, fault = compute.server_status(server_id)
-            if status == 'ERROR':
-                raise NotReadyError('%s (%s) is in ERROR: %s' % (
-                    node.name, server_id, fault or 'no fault recorded'))
-            consoles[server_id] = compute.console_output(server_id)
-            state = node_readiness.console_state(consoles[server_id],
-                                                 node.name)
-            if state is None:
-                continue
-            kind, detail = state
-            if kind == 'failed':
-                raise NotReadyError('%s reports EPA-CHAIN FAILED: %s'
-                                    % (node.name, detail))
-            if detail != node.engine:
-                raise NotReadyError(
-                    '%s runs %s, but %s was asked for ([epa_chain] '
-                    'vnf_engine, or the image\'s runtime)' % (
-                        node.name, detail, node.engine))
-            LOG.info('%s ready (%s)', node.name, detail)
-            del pending[server_id]
-        if not pending:
-            return
-        if clock() >= deadline:
-            raise NotReadyError(
-                'not ready after %d s ([epa_chain] vnf_ready_timeout): %s'
-                % (timeout, '; '.join(
-                    '%s, console ends: %s' % (
-                        node.name, _tail(consoles.get(server_id)))
-                    for server_id, node in sorted(pending.items()))))
-        sleep(interval)
+    def poll(node):
+        status, fault = compute.server_status(node.server_id)
+        if status == 'ERROR':
+            # No console to read: the server never ran.
+            return '', '(%s) is in ERROR: %s' % (
+                node.server_id, fault or 'no fault recorded')
+        return compute.console_output(node.server_id), None
 
-
-def _tail(text):
-    lines = (text or '').strip().splitlines()[-CONSOLE_TAIL_LINES:]
-    return ' | '.join(line.strip() for line in lines) or '(empty)'
+    node_readiness.wait_until_ready(
+        nodes, poll, timeout, interval=interval, clock=clock, sleep=sleep,
+        on_ready=lambda node: LOG.info('%s ready (%s)', node.name,
+                                       node.engine),
+        engine_hint='([epa_chain] vnf_engine, or the image\'s runtime)',
+        timeout_hint='([epa_chain] vnf_ready_timeout)')

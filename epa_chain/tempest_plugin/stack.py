@@ -10,7 +10,7 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""The chain's Heat stack: create from a preset, wait, read, delete.
+"""The chain's Heat stack: resolve, create from a preset, wait, delete.
 
 The stack is what `openstack stack create -t templates/chain.yaml -e
 templates/presets/<preset>.yaml` would create (the same heatclient code
@@ -19,6 +19,7 @@ parameters on top of the preset. Works with any object shaped like
 heatclient's v1 Client, so the unit tests drive it with a fake.
 """
 
+import importlib.util
 import logging
 import math
 import os
@@ -33,10 +34,6 @@ from epa_chain.tempest_plugin import options as opts
 LOG = logging.getLogger(__name__)
 
 TEMPLATE = shipped.TEMPLATE
-# Chain length -> preset family; the presets differ in segments (and the
-# vE-CPE ones in fixed MACs), the direction picks -unidir or -bidir.
-PRESETS = {1: 'pvp', 2: 'pvvp', 3: 'vecpe'}
-DIRECTION_SUFFIX = {'unidirectional': 'unidir', 'bidirectional': 'bidir'}
 SERVER_TYPE = 'OS::Nova::Server'
 # chain.yaml nests servers one level down (lib/chain_server.yaml).
 NESTED_DEPTH = 2
@@ -56,12 +53,6 @@ def default_template_dir():
         'epa-chain package or set the directory holding %s, lib/ and '
         'presets/' % (TEMPLATE, ' or '.join(
             shipped.template_dir_candidates()), TEMPLATE))
-
-
-def preset_path(template_dir, chain_length, direction):
-    name = '%s-%s.yaml' % (PRESETS[chain_length],
-                           DIRECTION_SUFFIX[direction])
-    return os.path.join(template_dir, 'presets', name)
 
 
 def stack_parameters(options, chain_length, direction):
@@ -94,16 +85,53 @@ def stack_parameters(options, chain_length, direction):
     return parameters
 
 
-def build_create_args(stack_name, options, chain_length, direction):
-    """Keyword arguments of heatclient's stacks.create for one scenario."""
+def stack_files(options, chain_length, direction):
+    """chain.yaml and the scenario's preset (hot/shipped.py chooses it)."""
     template_dir = options.template_dir or default_template_dir()
     template_path = os.path.join(template_dir, TEMPLATE)
-    environment_path = preset_path(template_dir, chain_length, direction)
+    environment_path = shipped.preset_for(template_dir, chain_length,
+                                          direction)
     for path in (template_path, environment_path):
         if not os.path.isfile(path):
             raise opts.OptionError(
                 'template_dir', '%s: no such file (the directory must hold '
                 '%s, lib/ and presets/)' % (path, TEMPLATE))
+    return template_path, environment_path
+
+
+def resolve(stack_name, options, chain_length, direction):
+    """The stack as Heat will create it, resolved here before creating it.
+
+    Heat's engine runs in this process (hot/resolve.py): a parameter Heat
+    refuses stops the scenario before anything exists in the cloud, and
+    the nodes to wait for come from what the stack will boot.
+    """
+    if importlib.util.find_spec('heat') is None:
+        raise StackError('resolving the stack before creating it needs '
+                         'Heat\'s engine: install epa-chain[validation] '
+                         'where Tempest runs')
+    from epa_chain.hot import resolve as resolve_mod
+    from epa_chain.validation import findings
+    from epa_chain.validation import runner
+
+    template_path, environment_path = stack_files(options, chain_length,
+                                                  direction)
+    try:
+        return resolve_mod.resolve(
+            template_path, [environment_path],
+            stack_parameters(options, chain_length, direction), stack_name)
+    except resolve_mod.ResolveError as exc:
+        raise StackError('stack %s does not resolve; nothing was created:'
+                         '\n%s' % (stack_name, '\n'.join(
+                             '  %s' % finding
+                             for finding in runner.refusal_findings(exc)
+                             if finding.severity == findings.ERROR)))
+
+
+def build_create_args(stack_name, options, chain_length, direction):
+    """Keyword arguments of heatclient's stacks.create for one scenario."""
+    template_path, environment_path = stack_files(options, chain_length,
+                                                  direction)
     loaded = files.load(template_path, [environment_path])
     return {
         'stack_name': stack_name,

@@ -16,8 +16,9 @@
 Nova writes openstack/latest/meta_data.json (the server), network_data.json
 (its NICs by MAC, and their addresses) and user_data (here: the node
 configuration from templates/lib/chain_server.yaml) on a small filesystem
-labelled config-2. The drive is mounted read-only just long enough to read
-those three files; everything is checked before anything is configured.
+labelled config-2 (the layout: chain/config_drive.py). The drive is
+mounted read-only just long enough to read those three files; everything
+is checked before anything is configured.
 """
 
 import dataclasses
@@ -28,13 +29,15 @@ import tempfile
 import time
 import typing
 
+from epa_chain.chain import config_drive as layout
 from epa_chain.chain import node_config
 from epa_chain.vnf_runtime import errors
 
-LABELS = ('config-2', 'CONFIG-2')  # iso9660 and vfat spellings
-META_DATA = 'openstack/latest/meta_data.json'
-NETWORK_DATA = 'openstack/latest/network_data.json'
-USER_DATA = 'openstack/latest/user_data'
+# The layout both sides agree on; the names stay importable from here.
+LABELS = layout.LABELS
+META_DATA = layout.META_DATA
+NETWORK_DATA = layout.NETWORK_DATA
+USER_DATA = layout.USER_DATA
 MAC_CHARS = frozenset('0123456789abcdef:')
 
 

@@ -26,6 +26,7 @@ import os
 import re
 import subprocess
 
+from epa_chain.chain import hugetlbfs
 from epa_chain.vnf_runtime import errors
 
 VNF_MB = 512            # PROX l2fwd or testpmd: a few 10 MB of mbufs, x10
@@ -128,43 +129,13 @@ def reserve(sysfs, chosen):
     return undo
 
 
-def hugetlbfs_mounts(mounts='/proc/mounts'):
-    """Mount point -> options of every hugetlbfs mount."""
-    found = {}
-    try:
-        with open(mounts) as stream:
-            for line in stream:
-                fields = line.split()
-                if len(fields) >= 4 and fields[2] == 'hugetlbfs':
-                    found[_unescape_mount_field(fields[1])] = fields[3]
-    except OSError:
-        pass
-    return found
-
-
-def page_kb_of(options):
-    """The page size of hugetlbfs mount options in kB; None: the default."""
-    for option in options.split(','):
-        if option.startswith('pagesize='):
-            return _size_kb(option[len('pagesize='):])
-    return None
-
-
-def _unescape_mount_field(field):
-    # /proc/mounts writes space, tab, newline and backslash as octal.
-    for code, char in (('\\040', ' '), ('\\011', '\t'), ('\\012', '\n'),
-                       ('\\134', '\\')):
-        field = field.replace(code, char)
-    return field
-
-
 def ensure_mount(page_kb, mounts='/proc/mounts', run=subprocess.run,
                  target=DEFAULT_MOUNT):
     """Mount hugetlbfs for this page size if none is; returns undo or None."""
     want = _pagesize_option(page_kb)
-    for options in hugetlbfs_mounts(mounts).values():
+    for options in hugetlbfs.mounts(mounts).values():
         # No pagesize option: the default size, 2 MB on x86.
-        if page_kb_of(options) in (page_kb, None):
+        if hugetlbfs.page_kb_of(options) in (page_kb, None):
             return None
     if os.path.ismount(target):
         target = '/run/epa-chain/hugepages-%dkB' % page_kb
@@ -179,15 +150,6 @@ def ensure_mount(page_kb, mounts='/proc/mounts', run=subprocess.run,
     def undo():
         run(['umount', target], capture_output=True)
     return undo
-
-
-def _size_kb(text):
-    """'2M' or '1024M' or '1G' (as /proc/mounts shows them) -> kB."""
-    units = {'K': 1, 'M': 1024, 'G': 1024 * 1024}
-    try:
-        return int(text[:-1]) * units[text[-1].upper()]
-    except (KeyError, ValueError, IndexError):
-        return None
 
 
 def _pagesize_option(page_kb):

@@ -26,6 +26,7 @@ EAL with `eal=` (PROX's own `[port N] vdev=` key is something else: a
 kernel tap beside the port); `no-pci=yes` keeps the PCI bus out of it.
 """
 
+from epa_chain.chain import learning_frame
 from epa_chain.vnf_runtime import switch_learning
 from epa_chain.vnf_runtime import virtio_user
 
@@ -101,7 +102,7 @@ def _tasks_by_core(node, ports, cores):
             'tx port=%s' % name,
             'bps=%d' % switch_learning.prox_bps(),
             'pkt inline=%s' % switch_learning.prox_inline(
-                switch_learning.frame(port.mac, name)),
+                learning_frame.frame(port.mac, name)),
         ]))
     receiving = {node.flow(d).rx_port for d in ('forward', 'reverse')
                  if node.flow(d)}

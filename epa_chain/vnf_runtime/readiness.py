@@ -14,11 +14,8 @@
 """Tell the world how the node is doing: a console line and a status file.
 
 The console (/dev/console: the serial log `openstack console log show`
-returns) gets exactly one verdict line per outcome, easy to wait for:
-
-    EPA-CHAIN READY <name> <engine>
-    EPA-CHAIN FAILED <name>: <reason>
-
+returns) gets exactly one verdict line per outcome, in the format of
+chain/readiness.py (what waits for the node reads it with that module),
 plus lower-case `epa-chain:` notes (engine restarts, learning problems).
 The status file (/run/epa-chain/status.json) says the same for programs
 on the guest, with the details: ports, cores, command, restarts.
@@ -27,45 +24,14 @@ on the guest, with the details: ports, cores, command, restarts.
 import datetime
 import json
 import os
-import re
 import sys
+
+from epa_chain.chain import readiness as verdict
 
 STATUS_FILE = '/run/epa-chain/status.json'
 CONSOLE = '/dev/console'
 SCHEMA = 'epa-chain/vnf-status/1'
 STATES = ('starting', 'ready', 'restarting', 'failed', 'stopped')
-
-
-READY_RE = re.compile(r'EPA-CHAIN READY (?P<name>\S+) (?P<engine>\S+)')
-FAILED_RE = re.compile(r'EPA-CHAIN FAILED (?P<name>[^\s:]+): (?P<reason>.*)')
-
-
-def ready_line(name, engine):
-    return 'EPA-CHAIN READY %s %s' % (name, engine)
-
-
-def failed_line(name, reason):
-    return 'EPA-CHAIN FAILED %s: %s' % (name, ' '.join(str(reason).split()))
-
-
-def console_state(text, name):
-    """('ready', engine), ('failed', reason) or None, from a console log.
-
-    What waits for a node reads its console with this (the Tempest plugin
-    through the compute API, the local bed from a file). The last line
-    about `name` wins: a runtime restarted after a failure may report
-    ready later.
-    """
-    state = None
-    for line in (text or '').splitlines():
-        ready = READY_RE.search(line)
-        if ready and ready.group('name') == name:
-            state = ('ready', ready.group('engine'))
-            continue
-        failed = FAILED_RE.search(line)
-        if failed and failed.group('name') == name:
-            state = ('failed', failed.group('reason').strip())
-    return state
 
 
 class Reporter:
@@ -96,11 +62,11 @@ class Reporter:
     def ready(self, name, engine, **fields):
         self.update(state='ready', name=name, engine=engine, reason=None,
                     **fields)
-        self._console(ready_line(name, engine))
+        self._console(verdict.ready_line(name, engine))
 
     def failed(self, name, reason, **fields):
         self.update(state='failed', name=name, reason=reason, **fields)
-        self._console(failed_line(name, reason))
+        self._console(verdict.failed_line(name, reason))
 
     def note(self, message):
         self._console('epa-chain: ' + ' '.join(str(message).split()))

@@ -17,10 +17,10 @@ A DPDK engine answers no ARP, so nothing tells OVS (NORMAL action, MAC
 learning) behind which vhost-user port a VNF's MAC lives; frames for it are
 flooded to the whole VLAN, and a learnt entry ages out after 300 s of
 silence from the port (seed 000, section 9.2). The remedy here is a frame
-whose source AND destination are the port's own MAC: OVS learns the
-source, looks the destination up, finds the input port and drops the frame
-("learned port is input port"). It reaches no other port, so no receiver
-and no measurement ever sees it.
+whose source AND destination are the port's own MAC (chain/learning_frame.py):
+OVS learns the source, looks the destination up, finds the input port and
+drops the frame ("learned port is input port"). It reaches no other port,
+so no receiver and no measurement ever sees it. This module sends it.
 
 - Before the engine starts, the kernel still owns the NIC: a few such
   frames go out through an AF_PACKET socket (`send_boot_frames`).
@@ -47,14 +47,13 @@ import socket
 import struct
 import time
 
-ETHERTYPE = 0x88b5          # IEEE 802 local experimental ethertype 1
-FRAME_BYTES = 60            # without FCS: the Ethernet minimum
-WIRE_OVERHEAD_BYTES = 24    # FCS, preamble, start delimiter, gap
+from epa_chain.chain import learning_frame
+from epa_chain.chain import wire
+
 INTERVAL_S = 1.0            # one frame per second per port while forwarding
 MAC_AGING_S = 300           # OVS default, as seed 000 section 9.2 says
 BOOT_FRAMES = 3
 BOOT_GAP_S = 0.1
-_PAYLOAD = b'epa-chain switch learning: '
 
 _SIOCGIFFLAGS = 0x8913
 _SIOCSIFFLAGS = 0x8914
@@ -71,18 +70,6 @@ class PortLearning:
     method: str
 
 
-def mac_bytes(mac):
-    return bytes(int(part, 16) for part in mac.split(':'))
-
-
-def frame(mac, port_name):
-    """The learning frame of a port: source = destination = its MAC."""
-    address = mac_bytes(mac)
-    body = (_PAYLOAD + port_name.encode('ascii'))[:FRAME_BYTES - 14]
-    header = address + address + struct.pack('!H', ETHERTYPE)
-    return (header + body).ljust(FRAME_BYTES, b'\0')
-
-
 def prox_inline(data):
     """A frame as PROX's `pkt inline=` wants it: hex bytes, spaced."""
     return ' '.join('%02x' % byte for byte in data)
@@ -90,9 +77,9 @@ def prox_inline(data):
 
 def prox_bps(interval_s=INTERVAL_S):
     """PROX gen `bps=` (wire bytes per second) for one frame per interval."""
-    wire = FRAME_BYTES + WIRE_OVERHEAD_BYTES
+    on_wire = wire.wire_bytes(learning_frame.FRAME_BYTES + wire.FCS_BYTES)
     # Rounded up: a frame at least every interval, never less often.
-    return max(1, int(math.ceil(wire / interval_s)))
+    return max(1, int(math.ceil(on_wire / interval_s)))
 
 
 def plan(node, engine, boot_frames=True):
@@ -152,7 +139,7 @@ def send_boot_frames(ports, count=BOOT_FRAMES, gap_s=BOOT_GAP_S,
                     link_up(interface)
                 with socket_factory(socket.AF_PACKET, socket.SOCK_RAW) as sock:
                     sock.bind((interface, 0))
-                    sock.send(frame(mac, name))
+                    sock.send(learning_frame.frame(mac, name))
             except OSError as exc:
                 if round_index == 0:
                     problems.append('%s (%s): %s' % (interface, name, exc))

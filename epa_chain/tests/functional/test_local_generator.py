@@ -31,12 +31,12 @@ import time
 
 import testtools
 
+from epa_chain.chain import learning_frame
 from epa_chain import generators
 from epa_chain.local import generator as local
 from epa_chain.local.traffic import netns
 from epa_chain.measurement import guards
 from epa_chain.measurement import trial
-from epa_chain.vnf_runtime import switch_learning
 
 LEFT_MAC = '02:af:00:00:00:01'
 RIGHT_MAC = '02:af:00:00:00:02'
@@ -154,8 +154,8 @@ class TestLocalGeneratorOnVeth(testtools.TestCase):
     def test_learning_frames_leave_every_port(self):
         def capture(interface):
             sock = socket.socket(socket.AF_PACKET, socket.SOCK_RAW,
-                                 socket.htons(switch_learning.ETHERTYPE))
-            sock.bind((interface, switch_learning.ETHERTYPE))
+                                 socket.htons(learning_frame.ETHERTYPE))
+            sock.bind((interface, learning_frame.ETHERTYPE))
             sock.settimeout(2.0)
             return sock
 
@@ -165,7 +165,7 @@ class TestLocalGeneratorOnVeth(testtools.TestCase):
         self.addCleanup(at_left.close)
         self.generator.learn()
         # Each end of the pair receives the other end's learning frame.
-        self.assertEqual(switch_learning.frame(LEFT_MAC, 'left'),
+        self.assertEqual(learning_frame.frame(LEFT_MAC, 'left'),
                          at_right.recv(2048))
-        self.assertEqual(switch_learning.frame(RIGHT_MAC, 'right'),
+        self.assertEqual(learning_frame.frame(RIGHT_MAC, 'right'),
                          at_left.recv(2048))

@@ -35,9 +35,9 @@ import time
 
 import testtools
 
+from epa_chain.chain import learning_frame
 from epa_chain.tests.unit import vnf_runtime_fakes as fakes
 from epa_chain.tests.unit import vnf_runtime_fixtures as fixtures
-from epa_chain.vnf_runtime import switch_learning
 
 MACS = {'vnf': 'fa:16:3e:00:00:10', 'other': 'fa:16:3e:00:00:20',
         'third': 'fa:16:3e:00:00:30'}
@@ -196,7 +196,7 @@ class TestLearningOnOpenVSwitch(testtools.TestCase):
         result = self._run('ip', 'netns', 'exec', self._ns('vnf'),
                            sys.executable, '-c', LEARN, vnf_mac)
         self.assertEqual('[]', result.strip())
-        learning = '%04x' % switch_learning.ETHERTYPE
+        learning = '%04x' % learning_frame.ETHERTYPE
         for name, process in captures.items():
             frames = self._frames(process)
             self.assertEqual([], [f for f in frames if f[2] == learning],

@@ -29,7 +29,7 @@ import socket
 import subprocess
 import time
 
-from epa_chain.vnf_runtime import config_drive
+from epa_chain.chain import config_drive
 
 FIRST_NIC_SLOT = 3
 DISK_SLOT = 8

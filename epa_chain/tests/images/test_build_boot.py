@@ -41,9 +41,9 @@ import sys
 import time
 import unittest
 
+from epa_chain.chain import readiness
 from epa_chain.tests.images import dib_build
 from epa_chain.tests.images import qemu_vm
-from epa_chain.vnf_runtime import readiness
 
 NODE = 'vnf1'
 LOGIN_USER = 'epa'   # epa-chain-cloud-init's default user

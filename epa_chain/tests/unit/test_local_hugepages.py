@@ -21,8 +21,8 @@ from unittest import mock
 import fixtures
 import testtools
 
+from epa_chain.chain import hugetlbfs
 from epa_chain.local import hugepages
-from epa_chain.vnf_runtime import hugepages as runtime_hugepages
 
 
 class FakeKernel(object):
@@ -229,7 +229,7 @@ class TestRelease(HugepageCase):
             stream.write('nodev /a\\040b hugetlbfs rw,pagesize=2M 0 0\n'
                          'tmpfs /tmp tmpfs rw 0 0\n')
         self.assertEqual({'/a b': 'rw,pagesize=2M'},
-                         runtime_hugepages.hugetlbfs_mounts(path))
+                         hugetlbfs.mounts(path))
 
 
 class TestInterruptedReserve(HugepageCase):

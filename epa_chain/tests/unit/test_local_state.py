@@ -19,10 +19,8 @@ import fixtures
 import testtools
 
 from epa_chain.local import bed
-from epa_chain.local import config_drive
 from epa_chain.local import state
 from epa_chain.tests.unit import test_local_plan
-from epa_chain.vnf_runtime import config_drive as reader
 
 
 class TestBedState(testtools.TestCase):
@@ -70,22 +68,6 @@ class TestBedState(testtools.TestCase):
             self.assertTrue(path.startswith(record.directory + os.sep))
 
 
-class TestConfigDrive(testtools.TestCase):
-
-    def test_the_runtime_reads_what_the_bed_writes(self):
-        plan = test_local_plan._plan('pvvp')
-        vnf = plan.vnfs[1]
-        directory = self.useFixture(fixtures.TempDir()).path
-        config_drive.write(directory, vnf)
-        drive = reader.read(directory)
-        self.assertEqual(vnf.name, drive.server_name)
-        self.assertEqual(vnf.config, drive.node_config())
-        self.assertEqual({p.mac for p in vnf.ports},
-                         {link.mac for link in drive.links()})
-        self.assertEqual({'vhostuser'}, {link.type for link in
-                                         drive.links()})
-
-
 class TestSummary(testtools.TestCase):
 
     def test_plan_summary_is_json_and_names_every_port(self):
@@ -94,3 +76,59 @@ class TestSummary(testtools.TestCase):
         self.assertEqual(8, len(summary['ports']))
         self.assertEqual(['forward', 'reverse'], summary['directions'])
         self.assertEqual(plan.hugepages, summary['hugepages_2mb'])
+
+
+class FakeProcess:
+    def __init__(self, returncode=None):
+        self.returncode = returncode
+
+    def poll(self):
+        return self.returncode
+
+
+class TestWaitReady(testtools.TestCase):
+    """The bed waits with chain/readiness.py on its console files."""
+
+    def setUp(self):
+        super().setUp()
+        self.plan = test_local_plan._plan('pvvp')
+        self.record = state.BedState(
+            self.useFixture(fixtures.TempDir()).path, 'epa')
+        self.lines = []
+        self.bed = bed.Bed(self.plan, self.record, self.lines.append,
+                           ready_timeout_s=1)
+        self.bed._processes = {v.name: FakeProcess()
+                               for v in self.plan.vnfs}
+
+    def console(self, vnf, text):
+        directory = self.record.vnf_dir(vnf.name)
+        os.makedirs(directory, exist_ok=True)
+        with open(os.path.join(directory, 'console.log'), 'w') as stream:
+            stream.write(text)
+
+    def test_every_vnf_ready(self):
+        for vnf in self.plan.vnfs:
+            self.console(vnf, 'boot\nEPA-CHAIN READY %s %s\n' % (
+                vnf.name, vnf.config.engine))
+        self.bed._wait_ready()
+        self.assertEqual(['%s: EPA-CHAIN READY %s %s' % (
+            v.name, v.name, v.config.engine) for v in self.plan.vnfs],
+            self.lines)
+
+    def test_a_runtime_that_exited_names_its_logs(self):
+        first, second = self.plan.vnfs
+        self.console(first, 'EPA-CHAIN READY %s %s\n' % (
+            first.name, first.config.engine))
+        self.bed._processes[second.name] = FakeProcess(returncode=3)
+        error = self.assertRaises(bed.BedError, self.bed._wait_ready)
+        self.assertIn('%s runtime exited with 3' % second.name, str(error))
+        self.assertIn(os.path.join(self.record.vnf_dir(second.name),
+                                   'runtime.log'), str(error))
+        self.assertNotIn(self.record.vnf_dir(first.name), str(error))
+
+    def test_timeout_lists_the_silent_consoles(self):
+        error = self.assertRaises(bed.BedError, self.bed._wait_ready)
+        self.assertIn('not ready after 1 s', str(error))
+        for vnf in self.plan.vnfs:
+            self.assertIn(os.path.join(self.record.vnf_dir(vnf.name),
+                                       'console.log'), str(error))

@@ -21,6 +21,7 @@ the `tempest` command test skips when the command or the installed
 epa-chain distribution is missing.
 """
 
+import collections
 import dataclasses
 import importlib.metadata
 import importlib.util
@@ -39,6 +40,8 @@ from oslo_config import cfg
 from oslo_config import types
 import testtools
 
+from epa_chain.chain import readiness as node_readiness
+from epa_chain.hot import shipped
 from epa_chain.measurement import trial
 from epa_chain.tempest_plugin import config as epa_config
 from epa_chain.tempest_plugin import hop_check
@@ -46,7 +49,6 @@ from epa_chain.tempest_plugin import options as opts
 from epa_chain.tempest_plugin import readiness
 from epa_chain.tempest_plugin import stack
 from epa_chain.tests import repo
-from epa_chain.vnf_runtime import readiness as node_readiness
 
 try:
     import oslotest  # noqa: F401  (tempest.tests.base needs it)
@@ -627,7 +629,7 @@ class ScenarioStacksValidateTest(testtools.TestCase):
             json.dump({'parameters': parameters}, f)
         report = runner.validate(
             os.path.join(TEMPLATES, stack.TEMPLATE),
-            [stack.preset_path(TEMPLATES, chain_length, direction), path])
+            [shipped.preset_for(TEMPLATES, chain_length, direction), path])
         return [(f.rule, f.message) for f in report.errors]
 
     def test_every_scenario_stack_is_valid(self):
@@ -668,6 +670,17 @@ class FakeCompute:
     def console_output(self, server_id):
         texts = self.consoles[server_id]
         return texts.pop(0) if len(texts) > 1 else texts[0]
+
+
+FakeTopology = collections.namedtuple('FakeTopology', 'nodes')
+FakeNode = collections.namedtuple('FakeNode', 'config')
+FakeConfig = collections.namedtuple('FakeConfig', 'name engine')
+
+
+def fake_topology(*nodes):
+    """A resolved topology's nodes as expected_nodes reads them."""
+    return FakeTopology([FakeNode(FakeConfig(name, engine))
+                         for name, engine in nodes])
 
 
 class ReadinessTest(testtools.TestCase):
@@ -736,15 +749,17 @@ class ReadinessTest(testtools.TestCase):
         self.assertGreaterEqual(self.clock.now, 30)
 
     def test_expected_nodes(self):
+        topology = fake_topology(('s-vnf1', 'testpmd'),
+                                 ('s-vnf2', 'testpmd'),
+                                 ('s-generator', 'prox'))
         nodes = readiness.expected_nodes(
-            's', 2, 'testpmd',
-            {'a': 's-vnf1', 'b': 's-vnf2', 'c': 's-generator'})
+            topology, {'a': 's-vnf1', 'b': 's-vnf2', 'c': 's-generator'})
         self.assertEqual(
             [readiness.Node('c', 's-generator', 'prox'),
              readiness.Node('a', 's-vnf1', 'testpmd'),
              readiness.Node('b', 's-vnf2', 'testpmd')], nodes)
         error = self.assertRaises(readiness.NotReadyError,
-                                  readiness.expected_nodes, 's', 2, 'prox',
+                                  readiness.expected_nodes, topology,
                                   {'a': 's-vnf1', 'c': 's-generator'})
         self.assertIn('no server named s-vnf2', str(error))
 
@@ -1041,6 +1056,28 @@ class BenchmarkFlowTest(testtools.TestCase):
         self.assertIn('[epa_chain] latency_load_fraction', str(error))
         self.assertEqual([], self.heat.calls)
         self.assertEqual([], self.cleanups)
+
+    def test_stack_heat_refuses_fails_before_any_stack(self):
+        self.options = dataclasses.replace(self.options,
+                                           cpu_thread_policy='sometimes')
+        error = self.assertRaises(stack.StackError,
+                                  self.chain_benchmark().run,
+                                  's', 1, 'unidirectional')
+        self.assertIn('nothing was created', str(error))
+        self.assertIn('cpu_thread_policy', str(error))
+        self.assertEqual([], self.heat.calls)
+        self.assertEqual([], self.cleanups)
+
+    def test_nodes_to_wait_for_come_from_the_resolved_stack(self):
+        options = dataclasses.replace(self.options, vnf_engine='testpmd')
+        resolved = stack.resolve('chain-x', options, 2, 'bidirectional')
+        nodes = readiness.expected_nodes(
+            resolved.topology, {'i1': 'chain-x-vnf1', 'i2': 'chain-x-vnf2',
+                                'i3': 'chain-x-generator'})
+        self.assertEqual(
+            [readiness.Node('i3', 'chain-x-generator', 'prox'),
+             readiness.Node('i1', 'chain-x-vnf1', 'testpmd'),
+             readiness.Node('i2', 'chain-x-vnf2', 'testpmd')], nodes)
 
     def test_stack_without_generator_endpoint(self):
         outputs = dict(CHAIN_OUTPUTS, generator_control_endpoint=None)

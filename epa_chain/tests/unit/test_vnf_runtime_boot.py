@@ -22,6 +22,7 @@ import contextlib
 import io
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -547,3 +548,27 @@ class TestImageDependencies(testtools.TestCase):
                                 env=dict(os.environ, PYTHONPATH=fixtures.TOP))
         self.assertEqual(0, result.returncode, result.stderr)
         self.assertEqual('', result.stdout.strip())
+
+    def test_runtime_needs_only_the_packages_the_image_gets(self):
+        # diskimage-elements/epa-chain-runtime copies these packages only.
+        element = os.path.join(
+            fixtures.TOP, 'diskimage-elements', 'epa-chain-runtime',
+            'extra-data.d', '50-epa-chain-runtime-source')
+        with open(element) as stream:
+            copied = re.search(r'^packages=\((.*)\)$', stream.read(),
+                               re.M).group(1).split()
+        script = (
+            'import sys\n'
+            'import epa_chain.vnf_runtime.__main__\n'
+            'import epa_chain.vnf_runtime.boot\n'
+            'print("\\n".join(sorted(set(\n'
+            '    m.split(".")[1] for m in sys.modules\n'
+            '    if m.startswith("epa_chain.")))))\n')
+        result = subprocess.run([sys.executable, '-c', script],
+                                capture_output=True, text=True,
+                                cwd=fixtures.TOP,
+                                env=dict(os.environ, PYTHONPATH=fixtures.TOP))
+        self.assertEqual(0, result.returncode, result.stderr)
+        used = set(result.stdout.split())
+        self.assertIn('chain', used)
+        self.assertEqual(set(), used - set(copied))

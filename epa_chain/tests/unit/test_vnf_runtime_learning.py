@@ -21,6 +21,7 @@ import textwrap
 
 import testtools
 
+from epa_chain.chain import learning_frame
 from epa_chain.tests.unit import vnf_runtime_fixtures as fixtures
 from epa_chain.vnf_runtime import config_drive
 from epa_chain.vnf_runtime import switch_learning
@@ -36,13 +37,22 @@ def node(preset, name):
 class TestFrame(testtools.TestCase):
 
     def test_source_and_destination_are_the_port(self):
-        frame = switch_learning.frame(MAC, 'left')
+        frame = learning_frame.frame(MAC, 'left')
         self.assertEqual(60, len(frame))
         mac = bytes.fromhex(MAC.replace(':', ''))
         self.assertEqual(mac, frame[0:6])
         self.assertEqual(mac, frame[6:12])
         self.assertEqual(b'\x88\xb5', frame[12:14])
         self.assertIn(b'epa-chain switch learning: left', frame)
+
+    def test_parse_reads_back_only_learning_frames(self):
+        frame = learning_frame.frame(MAC, 'left')
+        self.assertEqual((MAC, 'left'), learning_frame.parse(frame))
+        other = bytes.fromhex('fa163e000001') + frame[6:]
+        self.assertIsNone(learning_frame.parse(other))
+        self.assertIsNone(learning_frame.parse(frame[:12] + b'\x08\x00' +
+                                               frame[14:]))
+        self.assertIsNone(learning_frame.parse(frame[:40]))
 
     def test_prox_rate_is_one_frame_per_interval(self):
         # 60 bytes + FCS + preamble, delimiter and gap = 84 on the wire.
@@ -52,7 +62,7 @@ class TestFrame(testtools.TestCase):
         self.assertGreaterEqual(refreshes, 10)
 
     def test_prox_inline_reads_back(self):
-        frame = switch_learning.frame(MAC, 'right')
+        frame = learning_frame.frame(MAC, 'right')
         self.assertEqual(frame, bytes.fromhex(
             switch_learning.prox_inline(frame).replace(' ', '')))
 
@@ -112,7 +122,7 @@ class TestBootFrames(testtools.TestCase):
             socket_factory=FakeSocket, sleep=lambda s: None,
             link_up=raised.append)
         self.assertEqual(['eth1', 'missing0'], raised)
-        self.assertEqual([('eth1', switch_learning.frame(MAC, 'left'))] * 3,
+        self.assertEqual([('eth1', learning_frame.frame(MAC, 'left'))] * 3,
                          FakeSocket.sent)
         self.assertEqual(['missing0 (right): [Errno 19] No such device'],
                          problems)
@@ -141,9 +151,10 @@ class TestOnARealLink(testtools.TestCase):
     def test_sent_and_received(self):
         script = textwrap.dedent('''
             import socket, sys
+            from epa_chain.chain import learning_frame
             from epa_chain.vnf_runtime import switch_learning as sl
             rx = socket.socket(socket.AF_PACKET, socket.SOCK_RAW,
-                               socket.htons(sl.ETHERTYPE))
+                               socket.htons(learning_frame.ETHERTYPE))
             rx.bind(('rx0', 0))
             rx.settimeout(5)
             problems = sl.send_boot_frames([('tx0', sys.argv[1], 'left')],
@@ -159,5 +170,5 @@ class TestOnARealLink(testtools.TestCase):
         self.assertEqual(0, result.returncode, result.stderr)
         problems, received, state = result.stdout.split('\n')[:3]
         self.assertEqual('[]', problems)
-        self.assertEqual(switch_learning.frame(MAC, 'left').hex(), received)
+        self.assertEqual(learning_frame.frame(MAC, 'left').hex(), received)
         self.assertEqual('up', state)

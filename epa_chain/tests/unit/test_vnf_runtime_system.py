@@ -18,8 +18,11 @@ import os
 import shutil
 import subprocess
 
+import fixtures
 import testtools
 
+from epa_chain.local import config_drive as local_drive
+from epa_chain.tests.unit import test_local_plan
 from epa_chain.tests.unit import vnf_runtime_fakes as fakes
 from epa_chain.vnf_runtime import config_drive
 from epa_chain.vnf_runtime import cpus
@@ -363,3 +366,20 @@ class TestManagement(Case):
     def test_loopback_address_is_read_from_the_kernel(self):
         self.assertEqual('127.0.0.1', management.interface_address('lo'))
         self.assertIsNone(management.interface_address('nonexistent0'))
+
+
+class TestLocalBedConfigDrive(testtools.TestCase):
+    """The local bed writes the layout (chain/config_drive.py) read here."""
+
+    def test_the_runtime_reads_what_the_bed_writes(self):
+        plan = test_local_plan._plan('pvvp')
+        vnf = plan.vnfs[1]
+        directory = self.useFixture(fixtures.TempDir()).path
+        local_drive.write(directory, vnf)
+        drive = config_drive.read(directory)
+        self.assertEqual(vnf.name, drive.server_name)
+        self.assertEqual(vnf.config, drive.node_config())
+        self.assertEqual({p.mac for p in vnf.ports},
+                         {link.mac for link in drive.links()})
+        self.assertEqual({'vhostuser'}, {link.type for link in
+                                         drive.links()})

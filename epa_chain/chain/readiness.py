@@ -1,0 +1,136 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
+"""Whether a chain node forwards: its console line, and waiting for it.
+
+The VNF runtime in the images prints one verdict line on the console
+(/dev/console: the serial log Nova's console output returns) once its
+engine runs, or once it gives up (interfaces.md section 4):
+
+    EPA-CHAIN READY <name> <engine>
+    EPA-CHAIN FAILED <name>: <reason>
+
+Whatever waits for nodes reads those consoles with `wait_until_ready`:
+the Tempest plugin through the compute API, the local bed from files.
+"""
+
+import dataclasses
+import re
+import time
+
+READY_RE = re.compile(r'EPA-CHAIN READY (?P<name>\S+) (?P<engine>\S+)')
+FAILED_RE = re.compile(r'EPA-CHAIN FAILED (?P<name>[^\s:]+): (?P<reason>.*)')
+CONSOLE_TAIL_LINES = 10
+
+
+def ready_line(name, engine):
+    return 'EPA-CHAIN READY %s %s' % (name, engine)
+
+
+def failed_line(name, reason):
+    return 'EPA-CHAIN FAILED %s: %s' % (name, ' '.join(str(reason).split()))
+
+
+def console_state(text, name):
+    """('ready', engine), ('failed', reason) or None, from a console log.
+
+    The last line about `name` wins: a runtime restarted after a failure
+    may report ready later.
+    """
+    state = None
+    for line in (text or '').splitlines():
+        ready = READY_RE.search(line)
+        if ready and ready.group('name') == name:
+            state = ('ready', ready.group('engine'))
+            continue
+        failed = FAILED_RE.search(line)
+        if failed and failed.group('name') == name:
+            state = ('failed', failed.group('reason').strip())
+    return state
+
+
+@dataclasses.dataclass(frozen=True)
+class Node:
+    """A node to wait for: the name it reports, the engine it must run."""
+
+    name: str
+    engine: str
+
+
+class NotReadyError(RuntimeError):
+    """A node failed, cannot report any more, or was not ready in time.
+
+    `nodes` are the nodes the error is about.
+    """
+
+    def __init__(self, message, nodes=()):
+        super().__init__(message)
+        self.nodes = list(nodes)
+
+
+def wait_until_ready(nodes, poll, timeout, interval=10.0,
+                     clock=time.monotonic, sleep=time.sleep,
+                     on_ready=None, engine_hint='', timeout_hint=''):
+    """Poll every node's console until each says READY with its engine.
+
+    `nodes` have a `name` (as the node reports itself) and the `engine` it
+    must run. `poll(node)` returns (console text, problem): the problem is
+    None, or why the node can never report (a server in ERROR, a runtime
+    that exited), and counts only while the console has no verdict.
+    `on_ready(node)` is called once per node. NotReadyError on the first
+    failure, or when `timeout` seconds pass; the hints (which option to
+    look at) are added to those messages.
+    """
+    deadline = clock() + timeout
+    pending = list(nodes)
+    consoles = {}
+    while True:
+        for node in list(pending):
+            text, problem = poll(node)
+            consoles[node.name] = text
+            state = console_state(text, node.name)
+            if state is None:
+                if problem:
+                    raise NotReadyError('%s %s' % (node.name, problem),
+                                        [node])
+                continue
+            kind, detail = state
+            if kind == 'failed':
+                raise NotReadyError('%s reports EPA-CHAIN FAILED: %s'
+                                    % (node.name, detail), [node])
+            if detail != node.engine:
+                raise NotReadyError('%s runs %s, but %s was asked for%s' % (
+                    node.name, detail, node.engine, _hint(engine_hint)),
+                    [node])
+            pending.remove(node)
+            if on_ready:
+                on_ready(node)
+        if not pending:
+            return
+        if clock() >= deadline:
+            raise NotReadyError('not ready after %d s%s: %s' % (
+                timeout, _hint(timeout_hint), '; '.join(
+                    '%s, console ends: %s' % (node.name,
+                                              tail(consoles.get(node.name)))
+                    for node in sorted(pending, key=lambda n: n.name))),
+                pending)
+        sleep(interval)
+
+
+def tail(text, lines=CONSOLE_TAIL_LINES):
+    """The last lines of a console, on one line."""
+    found = (text or '').strip().splitlines()[-lines:]
+    return ' | '.join(line.strip() for line in found) or '(empty)'
+
+
+def _hint(text):
+    return ' %s' % text if text else ''
