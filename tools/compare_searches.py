@@ -77,8 +77,8 @@ def _plan(args, method):
 
 
 def _case_summary(generator, case):
-    from epa_chain.measurement import report
-    frame_size = report.frame_size_of(case)
+    from epa_chain.measurement import readers
+    frame_size = readers.frame_size_of(case)
     goals = {}
     for goal in case['search']['goals']:
         truth = generator.true_throughput_fps(frame_size, goal['loss_ratio'],

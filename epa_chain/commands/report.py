@@ -32,6 +32,18 @@ def add_arguments(parser):
                         help='write PNG plots into DIR')
 
 
+def _plot_directory(path):
+    """Create DIR of --plots; the one-line reason it cannot be, or None."""
+    import os
+
+    try:
+        os.makedirs(path, exist_ok=True)
+    except OSError as error:
+        return ('--plots %s: cannot create the directory: %s; give a '
+                'directory you can write' % (path, error.strerror or error))
+    return None
+
+
 def run(args):
     from epa_chain.measurement import report
     from epa_chain.measurement import results
@@ -41,8 +53,15 @@ def run(args):
     except results.ResultsError as error:
         print('epa-chain report: %s' % error, file=sys.stderr)
         return 2
+    # Before any table: a bad --plots leaves no half-printed report.
+    problem = args.plots and _plot_directory(args.plots)
+    if problem:
+        print('epa-chain report: %s' % problem, file=sys.stderr)
+        return 2
     sys.stdout.write(report.render_tables(document))
     if args.plots:
-        for path in report.render_plots(document, args.plots):
+        from epa_chain.measurement import plots
+
+        for path in plots.render(document, args.plots):
             print('plot: %s' % path)
     return 0

@@ -91,12 +91,12 @@ def failures(document):
 
 def lossless_rates(document):
     """{frame size label: throughput of the strictest loss goal}."""
-    from epa_chain.measurement import report
+    from epa_chain.measurement import readers
 
     goals = document['parameters']['loss_goals']
     strictest = min(goals, key=goals.get)
     return {case['frame_size']['label']: (
-        report.goal_of(case, strictest) or {}).get('throughput_fps')
+        readers.goal_of(case, strictest) or {}).get('throughput_fps')
         for case in document['cases']}
 
 

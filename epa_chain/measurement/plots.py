@@ -22,7 +22,7 @@ import os
 import re
 
 from epa_chain.measurement import latency
-from epa_chain.measurement import report
+from epa_chain.measurement import readers
 
 
 def _pyplot():
@@ -45,21 +45,21 @@ def throughput_plot(document, path):
     link_bps = document['generator']['link_bps']
     labels = []
     for case in document['cases']:
-        label = report.frame_size_of(case).label
+        label = readers.frame_size_of(case).label
         if label not in labels:
             labels.append(label)
     positions = {label: i for i, label in enumerate(labels)}
     drawn = 0
-    for name in report.goal_names(document):
+    for name in readers.goal_names(document):
         for flows in document['parameters']['flow_counts']:
             xs, mbps, percent = [], [], []
             for case in document['cases']:
-                goal = report.goal_of(case, name)
+                goal = readers.goal_of(case, name)
                 if case['flows'] != flows or case['error'] or not goal or \
                         goal['throughput_fps'] is None:
                     continue
-                figures = report.throughput_figures(case, goal, link_bps)
-                xs.append(positions[report.frame_size_of(case).label])
+                figures = readers.throughput_figures(case, goal, link_bps)
+                xs.append(positions[readers.frame_size_of(case).label])
                 mbps.append(figures[0])
                 percent.append(figures[2])
             if not xs:
@@ -79,7 +79,7 @@ def throughput_plot(document, path):
             axis.legend(fontsize='small')
     percent_axis.set_ylim(0, 105)
     figure.suptitle('%s throughput (%s)' % (
-        report.direction_word(document['parameters']['directions']),
+        readers.direction_word(document['parameters']['directions']),
         document['method']))
     figure.tight_layout()
     figure.savefig(path, dpi=100)
@@ -118,7 +118,7 @@ def latency_plot(case, path):
         axis.grid(True, alpha=0.3)
         axis.legend(fontsize='small')
     figure.suptitle('Latency, %s B, %d flow%s, %s fps/dir (%s %% of %s)' % (
-        report.frame_size_of(case).label, case['flows'],
+        readers.frame_size_of(case).label, case['flows'],
         '' if case['flows'] == 1 else 's',
         format(int(test['load_fps']), ','), '%g' % (100 * test['fraction']),
         test['reference_goal']))
@@ -141,6 +141,6 @@ def render(document, out_dir):
                                for s in test['directions'].values()):
             continue
         name = 'latency-%s-%dflows.png' % (
-            _slug(report.frame_size_of(case).label), case['flows'])
+            _slug(readers.frame_size_of(case).label), case['flows'])
         paths.append(latency_plot(case, os.path.join(out_dir, name)))
     return paths

@@ -10,7 +10,7 @@
 # License for the specific language governing permissions and
 # limitations under the License.
 
-"""Text tables in the layout of the seed reports, and the plots.
+"""Text tables in the layout of the seed reports (plots: plots.py).
 
 Seed 000's Tables 5-2..5-14: one row per frame size with Mbps, packets/s,
 % line rate and average/minimum/maximum latency, where (section 3.6.1)
@@ -24,17 +24,9 @@ a chain of N VNFs switching N + 1 times per direction.
 """
 
 from epa_chain.measurement import latency
-from epa_chain.measurement import trial
+from epa_chain.measurement import readers
 
 LATENCY_PERCENTILES = ('50', '99', '99.9')
-
-
-def frame_size_of(case):
-    mix = tuple(tuple(item) for item in case['frame_size']['mix'])
-    if len(mix) == 1 and mix[0][1] == 1 and \
-            not case['frame_size']['label'].startswith('IMIX'):
-        return trial.FrameSize(size=mix[0][0])
-    return trial.FrameSize(imix=mix)
 
 
 def _table(headers, rows, title=None, footer=None):
@@ -74,10 +66,6 @@ def _percent(ratio):
     return ('%.4g' % (ratio * 100)).rstrip('.')
 
 
-def direction_word(directions):
-    return 'Bidirectional' if len(directions) == 2 else 'Unidirectional'
-
-
 def _goal_phrase(name, loss_ratio):
     if loss_ratio == 0:
         return 'with 0 frame loss (%s)' % name
@@ -88,39 +76,12 @@ def _link_bps(document):
     return document['generator']['link_bps']
 
 
-def throughput_figures(case, goal, link_bps):
-    """(Mbps, packets/s, % line rate) of one goal of one case.
-
-    Packets/s and Mbps count every direction, as the seed tables do.
-    """
-    frame_size = frame_size_of(case)
-    directions = len(case['directions'])
-    total_fps = goal['throughput_fps'] * directions
-    mbps = frame_size.fps_to_mbps(total_fps)
-    return mbps, total_fps, mbps * 100.0 / (directions * link_bps / 1e6)
-
-
 def throughput_row(case, goal, link_bps):
     """[label, Mbps, packets/s, % line rate] cells of one goal."""
-    mbps, total_fps, line_percent = throughput_figures(case, goal, link_bps)
-    return [frame_size_of(case).label, _count(mbps), _count(total_fps),
-            '%.1f' % line_percent]
-
-
-def goal_names(document):
-    names = []
-    for case in document['cases']:
-        for goal in (case['search'] or {}).get('goals', []):
-            if goal['name'] not in names:
-                names.append(goal['name'])
-    return names
-
-
-def goal_of(case, name):
-    for goal in (case['search'] or {}).get('goals', []):
-        if goal['name'] == name:
-            return goal
-    return None
+    mbps, total_fps, line_percent = readers.throughput_figures(
+        case, goal, link_bps)
+    return [readers.frame_size_of(case).label, _count(mbps),
+            _count(total_fps), '%.1f' % line_percent]
 
 
 def _latency_cells(case):
@@ -140,7 +101,7 @@ def throughput_tables(document):
     params = document['parameters']
     tables = []
     reference = _reference_goal_name(document)
-    for name in goal_names(document):
+    for name in readers.goal_names(document):
         for flows in params['flow_counts']:
             cases = [c for c in document['cases'] if c['flows'] == flows]
             if not cases:
@@ -154,11 +115,11 @@ def throughput_tables(document):
             for case in cases:
                 rows.append(_throughput_line(case, name, link_bps,
                                              with_latency, len(headers)))
-                goal = goal_of(case, name)
+                goal = readers.goal_of(case, name)
                 if goal:
                     ratio = goal['loss_ratio']
             title = '%s throughput %s, %d flow%s' % (
-                direction_word(params['directions']),
+                readers.direction_word(params['directions']),
                 _goal_phrase(name, ratio or 0.0), flows,
                 '' if flows == 1 else 's')
             tables.append((title, headers, rows,
@@ -167,11 +128,11 @@ def throughput_tables(document):
 
 
 def _throughput_line(case, name, link_bps, with_latency, width):
-    label = frame_size_of(case).label
+    label = readers.frame_size_of(case).label
     if case['error']:
         return [label, 'ERROR: %s' % case['error']['cause']] + \
             [''] * (width - 2)
-    goal = goal_of(case, name)
+    goal = readers.goal_of(case, name)
     if goal is None or goal['throughput_fps'] is None:
         return [label, 'below the minimum load (%s fps/dir)'
                 % _count(case['min_load_fps'])] + [''] * (width - 2)
@@ -224,7 +185,7 @@ def switching_table(document):
     directions = len(params['directions'])
     operations = length + 1
     cases = [c for c in document['cases'] if not c['error'] and
-             goal_of(c, name) and goal_of(c, name)['throughput_fps']]
+             (readers.goal_of(c, name) or {}).get('throughput_fps')]
     if not cases:
         return None
     headers = ['Packet Size', 'Flows per port (each direction)',
@@ -232,8 +193,8 @@ def switching_table(document):
                'Throughput (packets/sec)', 'Switching (packets/sec)']
     rows = []
     for case in cases:
-        total_fps = goal_of(case, name)['throughput_fps'] * directions
-        rows.append([frame_size_of(case).label, case['flows'],
+        total_fps = readers.goal_of(case, name)['throughput_fps'] * directions
+        rows.append([readers.frame_size_of(case).label, case['flows'],
                      case['flows'] * directions, operations,
                      '%g Gbps' % (directions * link_bps / 1e9),
                      _count(total_fps), _count(total_fps * operations)])
@@ -274,7 +235,7 @@ def latency_table(document):
 
 
 def _latency_row(case, direction, summary):
-    label = frame_size_of(case).label
+    label = readers.frame_size_of(case).label
     if not summary:
         return [label, case['flows'], direction, 0] + ['n/a'] * 7
     percentiles = summary['percentiles_ns'] or {}
@@ -306,7 +267,7 @@ def sweep_tables(document):
         rows = [r + [''] * (width - len(r)) for r in rows]
         headers = ['Load (% of max)'] + ['loss %'] * (width - 1)
         title = 'Linear loss sweep, %s B, %d flow%s' % (
-            frame_size_of(case).label, case['flows'],
+            readers.frame_size_of(case).label, case['flows'],
             '' if case['flows'] == 1 else 's')
         tables.append((title, headers, rows, None))
     return tables
@@ -320,7 +281,7 @@ def soak_table(document):
             continue
         combined = latency.combine(soak['directions'].values())
         loss = [i['loss_ratio'] for i in soak['intervals']]
-        rows.append([frame_size_of(case).label, case['flows'],
+        rows.append([readers.frame_size_of(case).label, case['flows'],
                      '%g' % sum(i['duration_s'] for i in soak['intervals']),
                      len(soak['intervals']),
                      'yes' if soak['complete'] else 'NO',
@@ -340,7 +301,7 @@ def trials_table(document):
     rows = []
     for case in document['cases']:
         totals = case['totals'] or {}
-        rows.append([frame_size_of(case).label, case['flows'],
+        rows.append([readers.frame_size_of(case).label, case['flows'],
                      totals.get('trials', 0),
                      _count(totals.get('trial_seconds', 0.0)),
                      case['error']['cause'] if case['error'] else 'ok'])
@@ -374,9 +335,3 @@ def render_tables(document):
         blocks.append(_table(headers, rows, 'Table %d: %s' % (number, title),
                              footer))
     return '\n\n'.join(blocks) + '\n'
-
-
-def render_plots(document, out_dir):
-    """PNG files of the document in `out_dir`; returns their paths."""
-    from epa_chain.measurement import plots
-    return plots.render(document, out_dir)

@@ -98,6 +98,22 @@ class TestMeasureAndReport(testtools.TestCase):
             self.assertIn(expected, err, argv)
         self.assertFalse(os.path.exists(self.path('x.json')))
 
+    def test_report_plots_into_a_directory_that_cannot_be_made(self):
+        code, _out, err = run('measure', '--frame-sizes', '64', '-q',
+                              '--latency-duration', '0', '--json',
+                              self.path('out.json'))
+        self.assertEqual(0, code, err)
+        with open(self.path('a-file'), 'w') as stream:
+            stream.write('not a directory')
+        plots = self.path('a-file/plots')
+        code, out, err = run('report', self.path('out.json'), '--plots',
+                             plots)
+        self.assertEqual(2, code)
+        self.assertEqual(
+            'epa-chain report: --plots %s: cannot create the directory: '
+            'Not a directory; give a directory you can write\n' % plots, err)
+        self.assertEqual('', out)   # no half report before the error
+
     def test_report_refuses_a_bad_file(self):
         with open(self.path('bad.json'), 'w') as stream:
             json.dump({'schema': 'epa-chain/results/1', 'method': 'x'},

@@ -22,6 +22,7 @@ import testtools
 from epa_chain.generators import model
 from epa_chain.measurement import campaign
 from epa_chain.measurement import latency
+from epa_chain.measurement import plots
 from epa_chain.measurement import report
 
 PNG_MAGIC = b'\x89PNG\r\n\x1a\n'
@@ -169,7 +170,7 @@ class TestPlots(testtools.TestCase):
         self.addCleanup(shutil.rmtree, out)
         document = measure()
         document['cases'] = document['cases'][:1]
-        paths = report.render_plots(document, out)
+        paths = plots.render(document, out)
         self.assertEqual(['latency-64-1flows.png', 'throughput.png'],
                          sorted(os.path.basename(p) for p in paths))
         for path in paths:

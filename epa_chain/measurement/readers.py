@@ -1,0 +1,60 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
+"""Readers of a results document, shared by the tables and the plots.
+
+A results document (schema epa-chain/results/1, measurement/results.py)
+is plain JSON; these give back its frame sizes, goals and figures.
+"""
+
+from epa_chain.measurement import trial
+
+
+def frame_size_of(case):
+    mix = tuple(tuple(item) for item in case['frame_size']['mix'])
+    if len(mix) == 1 and mix[0][1] == 1 and \
+            not case['frame_size']['label'].startswith('IMIX'):
+        return trial.FrameSize(size=mix[0][0])
+    return trial.FrameSize(imix=mix)
+
+
+def direction_word(directions):
+    """'Unidirectional' or 'Bidirectional', for titles."""
+    return 'Bidirectional' if len(directions) == 2 else 'Unidirectional'
+
+
+def throughput_figures(case, goal, link_bps):
+    """(Mbps, packets/s, % line rate) of one goal of one case.
+
+    Packets/s and Mbps count every direction, as the seed tables do.
+    """
+    frame_size = frame_size_of(case)
+    directions = len(case['directions'])
+    total_fps = goal['throughput_fps'] * directions
+    mbps = frame_size.fps_to_mbps(total_fps)
+    return mbps, total_fps, mbps * 100.0 / (directions * link_bps / 1e6)
+
+
+def goal_names(document):
+    names = []
+    for case in document['cases']:
+        for goal in (case['search'] or {}).get('goals', []):
+            if goal['name'] not in names:
+                names.append(goal['name'])
+    return names
+
+
+def goal_of(case, name):
+    for goal in (case['search'] or {}).get('goals', []):
+        if goal['name'] == name:
+            return goal
+    return None
