@@ -112,7 +112,9 @@ def comparison(documents):
                          'frame_size': label, 'lossless_fps': fps,
                          'ratio': (fps / reference if fps and reference
                                    else None)})
-    return {'schema': SCHEMA_COMPARISON,
+    from epa_chain.measurement import results
+
+    return {'schema': results.CHAIN_LENGTHS_SCHEMA_ID,
             'reference_vnf_count': documents[0]['testbed']['vnf_count'],
             'rows': rows}
 
@@ -168,10 +170,8 @@ def render_testbed(document):
 
 def finish(documents, json_path, progress, out):
     """Print tables, write JSON; the exit status (0 clean, 1 failures)."""
-    import json
-
-    from epa_chain.measurement import campaign
     from epa_chain.measurement import report
+    from epa_chain.measurement import results
 
     problems = []
     for document in documents:
@@ -184,11 +184,7 @@ def finish(documents, json_path, progress, out):
         out.write(render_comparison(table))
         payload = dict(table, runs=documents)
     if json_path:
-        if len(documents) > 1:
-            with open(json_path, 'w') as stream:
-                json.dump(payload, stream, indent=1, sort_keys=True)
-        else:
-            campaign.write_json(payload, json_path)
+        results.write_json(payload, json_path)
         progress('results written to %s' % json_path)
     for problem in problems:
         progress('FAILED: ' + problem)

@@ -27,8 +27,18 @@ import tempfile
 from epa_chain.measurement import latency
 
 SCHEMA_ID = 'epa-chain/results/1'
-SCHEMA_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                           'schemas', 'results-1.json')
+#: `epa-chain local run --vnf-counts`: one results document per chain
+#: length and their lossless rates as ratios to the first
+CHAIN_LENGTHS_SCHEMA_ID = 'epa-chain/local-chain-lengths/1'
+SCHEMA_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                          'schemas')
+# Every schema id written, its file in schemas/ and what writes it.
+SCHEMAS = {
+    SCHEMA_ID: ('results-1.json', '`epa-chain measure`'),
+    CHAIN_LENGTHS_SCHEMA_ID: ('local-chain-lengths-1.json',
+                              '`epa-chain local run --vnf-counts`'),
+}
+SCHEMA_FILE = os.path.join(SCHEMA_DIR, SCHEMAS[SCHEMA_ID][0])
 
 
 class ResultsError(ValueError):
@@ -100,8 +110,9 @@ def new_document(method, parameters, generator_description):
     }
 
 
-def load_schema():
-    with open(SCHEMA_FILE, encoding='utf-8') as stream:
+def load_schema(schema_id=SCHEMA_ID):
+    path = os.path.join(SCHEMA_DIR, SCHEMAS[schema_id][0])
+    with open(path, encoding='utf-8') as stream:
         return json.load(stream)
 
 
@@ -113,24 +124,24 @@ def _field_path(error):
     return path or '(top level)'
 
 
-def validate(document, source='results document'):
+def validate(document, source='results document', schema_id=SCHEMA_ID):
     """Raise ResultsError naming `source`, the field and the fix."""
     if not isinstance(document, dict):
         raise ResultsError('%s: a results document is a JSON object, not '
                            '%s' % (source, type(document).__name__))
+    writer = SCHEMAS[schema_id][1]
     found = document.get('schema')
-    if found != SCHEMA_ID:
+    if found != schema_id:
         raise ResultsError(
             '%s: field "schema" is %r, this epa-chain reads %r; write it '
-            'with this version of `epa-chain measure`' % (source, found,
-                                                          SCHEMA_ID))
+            'with this version of %s' % (source, found, schema_id, writer))
     try:
         import jsonschema
     except ImportError as error:
         raise ResultsError('%s: cannot validate without the jsonschema '
                            'package (pip install jsonschema)'
                            % source) from error
-    validator = jsonschema.Draft202012Validator(load_schema())
+    validator = jsonschema.Draft202012Validator(load_schema(schema_id))
     errors = list(validator.iter_errors(document))
     if errors:
         # The deepest error names the field; "null or object" alternatives
@@ -142,8 +153,13 @@ def validate(document, source='results document'):
                 if len(errors) > 1 else '')
         raise ResultsError(
             '%s: field %s: %s%s; the file does not follow %s - regenerate '
-            'it with `epa-chain measure` or correct that field'
-            % (source, _field_path(first), first.message, more, SCHEMA_ID))
+            'it with %s or correct that field'
+            % (source, _field_path(first), first.message, more, schema_id,
+               writer))
+    if schema_id == CHAIN_LENGTHS_SCHEMA_ID:
+        # Each run is a whole results document (its own schema).
+        for number, run in enumerate(document['runs']):
+            validate(run, '%s: runs[%d]' % (source, number))
 
 
 def load(path):

@@ -13,6 +13,7 @@
 """Results documents validate against the shipped schema; soaks save."""
 
 import copy
+import io
 import json
 import os
 import tempfile
@@ -147,6 +148,77 @@ class TestSoak(testtools.TestCase):
         error = self.assertRaises(ValueError, campaign.Campaign,
                                   soak_duration_s=3600)
         self.assertIn('results_dir', str(error))
+
+
+def _bed_run(vnf_count, ndr_fps):
+    """A results document as `epa-chain local run` writes one."""
+    sut = model.ModelGenerator(ndr_fps=ndr_fps)
+    document = campaign.run(sut, campaign.Campaign(
+        frame_sizes=['64', '1518'], method='rfc2544', trial_duration_s=5.0,
+        latency_duration_s=0, chain_length=vnf_count))
+    document['testbed'] = {
+        'plan': {'bridges': [], 'ports': [], 'vnfs': [],
+                 'directions': ['forward']},
+        'proof': {'ok': True, 'problems': [], 'learned': {}, 'hops': [],
+                  'delivered': {}, 'flooded_during_probe': 0},
+        'end_checks': {'learned': {'a': True}, 'all_learned': True,
+                       'flooded_since_proof': 0},
+        'vnf_count': vnf_count, 'timings': {'up_s': 1.0}}
+    return document
+
+
+class TestChainLengthsSchema(testtools.TestCase):
+    """`epa-chain local run --vnf-counts` has its own schema file."""
+
+    def setUp(self):
+        super().setUp()
+        self.runs = [_bed_run(0, 2e6), _bed_run(1, 1e6)]
+
+    def test_every_schema_id_has_a_valid_schema_file(self):
+        for schema_id, (name, _writer) in results.SCHEMAS.items():
+            schema = results.load_schema(schema_id)
+            jsonschema.Draft202012Validator.check_schema(schema)
+            self.assertEqual(schema_id,
+                             schema['properties']['schema']['const'])
+            self.assertTrue(schema['$id'].endswith('/' + name))
+
+    def test_the_local_bed_writes_it_atomically_and_it_validates(self):
+        from epa_chain.local import runner
+
+        directory = tempfile.mkdtemp(prefix='epa-results-')
+        self.addCleanup(_remove_tree, directory)
+        path = os.path.join(directory, 'lengths.json')
+        out = io.StringIO()
+        code = runner.finish(self.runs, path, lambda line: None, out)
+        self.assertEqual(0, code)
+        self.assertEqual(['lengths.json'], os.listdir(directory))
+        with open(path) as stream:
+            document = json.load(stream)
+        self.assertEqual(results.CHAIN_LENGTHS_SCHEMA_ID, document['schema'])
+        results.validate(document, path, results.CHAIN_LENGTHS_SCHEMA_ID)
+        self.assertEqual(0, document['reference_vnf_count'])
+        self.assertEqual(4, len(document['rows']))
+
+    def test_invalid_comparisons_name_the_field(self):
+        from epa_chain.local import runner
+
+        good = dict(runner.comparison(self.runs), runs=self.runs)
+        results.validate(good, 'c', results.CHAIN_LENGTHS_SCHEMA_ID)
+        negative = copy.deepcopy(good)
+        negative['rows'][1]['ratio'] = -1
+        lonely = dict(good, runs=self.runs[:1])
+        broken_run = copy.deepcopy(good)
+        del broken_run['runs'][1]['cases'][0]['flows']
+        for document, expected in (
+                (negative, 'field rows[1].ratio'),
+                (lonely, 'field runs'),
+                (broken_run, 'c: runs[1]: field cases[0]'),
+                (dict(good, schema='epa-chain/results/1'),
+                 'epa-chain local run --vnf-counts')):
+            error = self.assertRaises(results.ResultsError, results.validate,
+                                      document, 'c',
+                                      results.CHAIN_LENGTHS_SCHEMA_ID)
+            self.assertIn(expected, str(error))
 
 
 class TestCampaignValidation(testtools.TestCase):
