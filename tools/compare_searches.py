@@ -37,6 +37,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(
 from epa_chain.commands import measure  # noqa: E402
 from epa_chain import generators  # noqa: E402
 from epa_chain.measurement import campaign  # noqa: E402
+from epa_chain.measurement import options as campaign_options  # noqa: E402
 
 TARGET_RATIO = 0.4
 SEED_FRAME_SIZES = '64,128,256,512,1024,1280,1518'
@@ -64,13 +65,17 @@ def parse_args(argv):
     return parser.parse_args(argv)
 
 
+def _parse(field, text):
+    return campaign_options.BY_FIELD[field].parse(text)
+
+
 def _plan(args, method):
     return campaign.Campaign(
-        frame_sizes=measure.parse_frame_sizes(args.frame_sizes),
-        flow_counts=measure.parse_flows(args.flows),
-        directions=measure.DIRECTIONS[args.direction], method=method,
+        frame_sizes=_parse('frame_sizes', args.frame_sizes),
+        flow_counts=_parse('flow_counts', args.flows),
+        directions=_parse('directions', args.direction), method=method,
         trial_duration_s=args.trial_duration,
-        loss_goals=measure.parse_goals(args.loss_goals),
+        loss_goals=_parse('loss_goals', args.loss_goals),
         resolution=args.resolution, latency_duration_s=0,
         mlr_initial_trial_duration_s=args.mlr_initial_trial,
         mlr_preceding_targets=args.mlr_preceding_targets)

@@ -32,6 +32,7 @@ Exit status: 0 done, 1 a measurement or a chain check failed, 2 bad input
 import sys
 
 from epa_chain.commands import measure
+from epa_chain.measurement import options as campaign_options
 
 DEFAULT_PREFIX = 'epa'
 
@@ -47,9 +48,7 @@ def add_arguments(parser):
                     'down.')
     _stack_arguments(run)
     _bed_arguments(run)
-    measure.add_campaign_arguments(
-        run, method='rfc2544', trial_duration=5.0, resolution=0.05,
-        latency_duration=5.0, mlr_initial_trial=0.5)
+    campaign_options.add_arguments(run, campaign_options.LOCAL)
     run.add_argument('--vnf-counts', metavar='N,...',
                      help='run once per chain length with the preset\'s '
                           'other settings, 0 meaning OVS alone, and print '
@@ -192,6 +191,9 @@ def run(args):
     except session.Interrupted as exc:
         _error('interrupted (%s); the bed was taken down' % exc)
         return 130
+    except campaign_options.FieldError as exc:
+        _error(campaign_options.cli_message(exc, args))
+        return 2
     except (session.SessionError, ValueError) as exc:
         _error(exc)
         return 2
@@ -286,24 +288,14 @@ def _run(args, state, progress):
     from epa_chain.local import session
 
     counts = _vnf_counts(args)
-    # Bad measurement options fail here, before anything is created.
-    measure.build_plan(_campaign_args(args, 1, ('forward',), args.max_load))
+    # Bad measurement options fail here, before anything is created; the
+    # runner sets chain length and directions from each bed.
+    plan = measure.build_plan(args, campaign_options.LOCAL)
     documents = []
     with session.Signals():
         for count in counts:
             bed = _up_once(args, state, progress, count)
             documents.append(runner.measure(
-                bed, lambda *values: measure.build_plan(
-                    _campaign_args(args, *values)),
-                progress, keep_up=args.keep_up and count == counts[-1],
-                max_load=args.max_load))
+                bed, plan, progress,
+                keep_up=args.keep_up and count == counts[-1]))
     return runner.finish(documents, args.json, progress, sys.stdout)
-
-
-def _campaign_args(args, chain_length, directions, max_load):
-    import argparse
-
-    values = vars(args).copy()
-    values.update(direction='bi' if len(directions) == 2 else 'uni',
-                  chain_length=chain_length, max_load=max_load)
-    return argparse.Namespace(**values)

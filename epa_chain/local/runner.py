@@ -18,6 +18,7 @@ this host's sender sustains (LocalGenerator.calibrate), since a generator
 that cannot offer the rate asked is an error, not a result.
 """
 
+import dataclasses
 import time
 
 from epa_chain.local import bed as bed_mod
@@ -26,11 +27,15 @@ from epa_chain.local import session
 # calibrate() is a snapshot: on 2 shared cores the sender's rate swings by
 # tens of percent within seconds, and a shortfall ends the search.
 CALIBRATION_MARGIN = 0.6
-SCHEMA_COMPARISON = 'epa-chain/local-chain-lengths/1'
 
 
-def measure(bed, plan_factory, progress, keep_up=False, max_load=None):
-    """Run the campaign on an up-and-proven bed; returns the document."""
+def measure(bed, base_plan, progress, keep_up=False):
+    """Run the campaign on an up-and-proven bed; returns the document.
+
+    `base_plan` is the campaign as the user asked for it; the bed sets
+    its chain length and directions, calibration its highest load when
+    the user gave none (each a dataclasses.replace, checked again).
+    """
     from epa_chain.measurement import campaign
 
     plan = bed.plan
@@ -40,15 +45,24 @@ def measure(bed, plan_factory, progress, keep_up=False, max_load=None):
                'timings': dict(bed.timings),
                'vnf_count': len(plan.vnfs)}
     try:
-        campaign_plan = plan_factory(len(plan.vnfs), plan.directions,
-                                     max_load)
-        if max_load is None:
+        campaign_plan = dataclasses.replace(
+            base_plan, chain_length=len(plan.vnfs),
+            directions=plan.directions)
+        if campaign_plan.max_load_fps is None:
             # The sender is slower for big frames: the slowest frame size
             # sets the cap, with a margin for the chain's share of the CPUs.
             capacity = {fs.label: bed.generator.calibrate(fs)
                         for fs in campaign_plan.frame_sizes}
             max_load = min(capacity.values()) * CALIBRATION_MARGIN
-            campaign_plan.max_load_fps = max_load
+            min_load = campaign_plan.min_load_fps
+            if min_load is not None and min_load >= max_load:
+                # As with a big frame's line rate: the default floor.
+                progress('lowest load %s fps is not below the highest '
+                         'here; the default floor applies' % format(
+                             int(min_load), ','))
+                min_load = None
+            campaign_plan = dataclasses.replace(
+                campaign_plan, max_load_fps=max_load, min_load_fps=min_load)
             testbed['generator_capacity_fps'] = capacity
             progress('generator sustains %s fps per direction here; '
                      'highest load %s fps' % (', '.join(

@@ -24,158 +24,72 @@ figure; the campaign goes on with the next case.
 """
 
 import dataclasses
-import math
 import os
 import time
 import typing
 
+from epa_chain.measurement import options
 from epa_chain.measurement import results
 from epa_chain.measurement import searches
 from epa_chain.measurement.searches import common
 from epa_chain.measurement import soak
 from epa_chain.measurement import trial
 
-METHODS = tuple(searches.METHODS)
-DEFAULT_LOSS_GOALS = {'NDR': 0.0, 'PDR': 0.005}
 # With no minimum given: 0.1 % of the maximum load.
 DEFAULT_MIN_LOAD_FRACTION = 0.001
 
-
-def _fail(field, value, fix):
-    raise ValueError('Campaign.%s=%r: %s' % (field, value, fix))
+_default = options.field_default
 
 
 @dataclasses.dataclass
 class Campaign:
-    """What to measure and how; see doc/source/measurement.rst."""
+    """What to measure and how; see doc/source/measurement.rst.
 
-    frame_sizes: typing.Sequence = (trial.FrameSize(size=64),)
-    flow_counts: typing.Sequence[int] = (1,)
-    directions: typing.Tuple[str, ...] = ('forward',)
-    method: str = 'mlrsearch'
-    trial_duration_s: float = 60.0
-    loss_goals: typing.Dict[str, float] = dataclasses.field(
-        default_factory=lambda: dict(DEFAULT_LOSS_GOALS))
-    resolution: float = 0.005
-    repetitions: int = 3
-    max_load_fps: typing.Optional[float] = None
-    min_load_fps: typing.Optional[float] = None
-    linear_steps: int = 100
-    latency_load_fraction: float = 0.9
-    latency_duration_s: float = 60.0
-    soak_duration_s: float = 0.0
-    results_dir: typing.Optional[str] = None
+    Defaults, bounds and help of every field: measurement/options.py. A
+    refused value raises options.FieldError (a ValueError) naming the
+    field; `dataclasses.replace` checks again.
+    """
+
+    frame_sizes: typing.Sequence = _default('frame_sizes')
+    flow_counts: typing.Sequence[int] = _default('flow_counts')
+    directions: typing.Tuple[str, ...] = _default('directions')
+    method: str = _default('method')
+    trial_duration_s: float = _default('trial_duration_s')
+    loss_goals: typing.Dict[str, float] = _default('loss_goals')
+    resolution: float = _default('resolution')
+    repetitions: int = _default('repetitions')
+    max_load_fps: typing.Optional[float] = _default('max_load_fps')
+    min_load_fps: typing.Optional[float] = _default('min_load_fps')
+    linear_steps: int = _default('linear_steps')
+    latency_load_fraction: float = _default('latency_load_fraction')
+    latency_duration_s: float = _default('latency_duration_s')
+    soak_duration_s: float = _default('soak_duration_s')
+    results_dir: typing.Optional[str] = _default('results_dir')
     # Additions to the agreed interface, all optional:
     #: VNFs in the chain, for seed 001's switching-operations figure
-    chain_length: typing.Optional[int] = None
+    chain_length: typing.Optional[int] = _default('chain_length')
     #: length of one soak interval (one trial, one partial save)
-    soak_interval_s: float = 60.0
+    soak_interval_s: float = _default('soak_interval_s')
     #: MLRsearch's first, short trials and its coarser targets
-    mlr_initial_trial_duration_s: float = 1.0
-    mlr_preceding_targets: int = 2
+    mlr_initial_trial_duration_s: float = _default(
+        'mlr_initial_trial_duration_s')
+    mlr_preceding_targets: int = _default('mlr_preceding_targets')
     #: share of bad trial-seconds a lower bound may hold (0: RFC 2544-like)
-    mlr_exceed_ratio: float = 0.0
+    mlr_exceed_ratio: float = _default('mlr_exceed_ratio')
 
     def __post_init__(self):
-        self.frame_sizes = self._frame_sizes(self.frame_sizes)
-        self._check_flows()
-        self._check_directions()
-        if self.method not in METHODS:
-            _fail('method', self.method, 'choose one of %s'
-                  % ', '.join(METHODS))
-        self._positive('trial_duration_s')
-        self._check_goals()
-        if not 0.0 < self.resolution < 1.0:
-            _fail('resolution', self.resolution, 'give a relative width '
-                  'between 0 and 1, e.g. 0.005 for 0.5 %')
-        self._integer('repetitions', 1)
-        self._integer('linear_steps', 1)
-        for name in ('max_load_fps', 'min_load_fps'):
-            if getattr(self, name) is not None:
-                self._positive(name)
+        for field in dataclasses.fields(self):
+            setattr(self, field.name, options.check(
+                field.name, getattr(self, field.name)))
         both = None not in (self.max_load_fps, self.min_load_fps)
         if both and self.min_load_fps >= self.max_load_fps:
-            _fail('min_load_fps', self.min_load_fps,
-                  'must be below max_load_fps (%r)' % self.max_load_fps)
-        if not 0.0 < self.latency_load_fraction <= 1.0:
-            _fail('latency_load_fraction', self.latency_load_fraction,
-                  'give a fraction of the throughput in (0, 1]')
-        for name in ('latency_duration_s', 'soak_duration_s'):
-            if getattr(self, name) < 0:
-                _fail(name, getattr(self, name), 'give 0 to disable it or '
-                      'a duration in seconds')
-        self._positive('soak_interval_s')
+            raise options.FieldError(
+                'min_load_fps', self.min_load_fps, 'must be below the '
+                'highest load (%r)' % self.max_load_fps)
         if self.soak_duration_s > 0 and not self.results_dir:
-            _fail('results_dir', self.results_dir, 'a soak writes partial '
-                  'results as it goes: give a directory')
-        if self.chain_length is not None:
-            self._integer('chain_length', 0)
-        self._positive('mlr_initial_trial_duration_s')
-        self._integer('mlr_preceding_targets', 0)
-        if not 0.0 <= self.mlr_exceed_ratio < 1.0:
-            _fail('mlr_exceed_ratio', self.mlr_exceed_ratio,
-                  'give a ratio in [0, 1)')
-
-    @staticmethod
-    def _frame_sizes(values):
-        if isinstance(values, (str, int, trial.FrameSize)):
-            values = [values]
-        sizes = []
-        for value in values or ():
-            if isinstance(value, trial.FrameSize):
-                sizes.append(value)
-                continue
-            try:
-                sizes.append(trial.FrameSize.parse(value))
-            except ValueError as error:
-                _fail('frame_sizes', value, 'give sizes 64..9018 bytes, '
-                      '"imix" or "64:7,570:4,1518:1" (%s)' % error)
-        if not sizes:
-            _fail('frame_sizes', values, 'give at least one frame size')
-        return sizes
-
-    def _check_flows(self):
-        flows = list(self.flow_counts or ())
-        whole = all(isinstance(f, int) and not isinstance(f, bool) and
-                    f >= 1 for f in flows)
-        if not flows or not whole:
-            _fail('flow_counts', self.flow_counts,
-                  'give a list of whole numbers >= 1, e.g. [1, 1000]')
-        self.flow_counts = flows
-
-    def _check_directions(self):
-        directions = tuple(self.directions or ())
-        if (not directions or set(directions) - set(trial.DIRECTIONS) or
-                len(set(directions)) != len(directions)):
-            _fail('directions', self.directions,
-                  "give ('forward',) or ('forward', 'reverse')")
-        self.directions = directions
-
-    def _check_goals(self):
-        goals = self.loss_goals
-        if not isinstance(goals, dict) or not goals:
-            _fail('loss_goals', goals, "give a dict name -> loss ratio, "
-                  "e.g. {'NDR': 0.0, 'PDR': 0.005}")
-        for name, ratio in goals.items():
-            if not isinstance(ratio, (int, float)) or not 0 <= ratio < 1:
-                _fail('loss_goals', goals, 'loss ratio of %s must be in '
-                      '[0, 1), e.g. 0.005 for 0.5 %%' % name)
-        if len(set(goals.values())) != len(goals):
-            _fail('loss_goals', goals, 'two goals have the same loss ratio')
-        self.loss_goals = {name: float(ratio)
-                           for name, ratio in goals.items()}
-
-    def _positive(self, name):
-        value = getattr(self, name)
-        if isinstance(value, bool) or not isinstance(value, (int, float)) \
-                or not value > 0 or math.isinf(value):
-            _fail(name, value, 'give a positive number')
-
-    def _integer(self, name, low):
-        value = getattr(self, name)
-        if isinstance(value, bool) or not isinstance(value, int) or \
-                value < low:
-            _fail(name, value, 'give a whole number >= %d' % low)
+            raise options.FieldError(
+                'results_dir', self.results_dir, 'a soak writes partial '
+                'results as it goes: give a directory')
 
     def parameters(self):
         """The plan as it goes into the results file."""

@@ -16,6 +16,7 @@ A results document (schema epa-chain/results/1, measurement/results.py)
 is plain JSON; these give back its frame sizes, goals and figures.
 """
 
+from epa_chain.measurement import options
 from epa_chain.measurement import trial
 
 
@@ -29,7 +30,7 @@ def frame_size_of(case):
 
 def direction_word(directions):
     """'Unidirectional' or 'Bidirectional', for titles."""
-    return 'Bidirectional' if len(directions) == 2 else 'Unidirectional'
+    return options.direction_word(directions).capitalize()
 
 
 def throughput_figures(case, goal, link_bps):

@@ -29,6 +29,7 @@ import time
 
 from epa_chain import generators
 from epa_chain.measurement import campaign
+from epa_chain.measurement import options as campaign_options
 from epa_chain.tempest_plugin import hop_check
 from epa_chain.tempest_plugin import options as opts
 from epa_chain.tempest_plugin import readiness
@@ -48,19 +49,6 @@ def prox_generator(endpoint):
                              port=int(endpoint['port']))
 
 
-# Campaign fields that come from an option, to name the option when the
-# campaign refuses a value oslo.config let through.
-CAMPAIGN_OPTIONS = {
-    'frame_sizes': 'frame_sizes', 'flow_counts': 'flow_counts',
-    'method': 'search_method', 'trial_duration_s': 'trial_duration',
-    'loss_goals': 'ndr_loss_ratio and pdr_loss_ratio',
-    'resolution': 'search_resolution', 'repetitions': 'repetitions',
-    'latency_load_fraction': 'latency_load_fraction',
-    'latency_duration_s': 'latency_duration',
-    'soak_duration_s': 'latency_soak_duration',
-}
-
-
 # Stands for the partial-results directory while plans are only checked
 # (a soak needs one); nothing is written there.
 PLAN_CHECK_DIR = '(checked before the run)'
@@ -69,26 +57,16 @@ PLAN_CHECK_DIR = '(checked before the run)'
 def build_campaign(options, frame_size, flows, direction, chain_length,
                    partial_dir):
     """The measurement plan of one frame size and flow count."""
+    values = campaign_options.values_from_conf(
+        {name: getattr(options, name)
+         for name in campaign_options.conf_defaults()})
+    values.update(frame_sizes=[frame_size], flow_counts=[flows],
+                  directions=campaign_options.parse_direction(direction),
+                  results_dir=partial_dir, chain_length=chain_length)
     try:
-        return campaign.Campaign(
-            frame_sizes=[frame_size],
-            flow_counts=[flows],
-            directions=opts.CAMPAIGN_DIRECTIONS[direction],
-            method=options.search_method,
-            trial_duration_s=options.trial_duration,
-            loss_goals={'NDR': options.ndr_loss_ratio,
-                        'PDR': options.pdr_loss_ratio},
-            resolution=options.search_resolution,
-            repetitions=options.repetitions,
-            latency_load_fraction=options.latency_load_fraction,
-            latency_duration_s=options.latency_duration,
-            soak_duration_s=options.latency_soak_duration,
-            results_dir=partial_dir,
-            chain_length=chain_length,
-        )
-    except ValueError as exc:
-        field = str(exc).split('=')[0].replace('Campaign.', '')
-        raise opts.OptionError(CAMPAIGN_OPTIONS.get(field, field), str(exc))
+        return campaign.Campaign(**values)
+    except campaign_options.FieldError as error:
+        raise opts.campaign_error(error) from None
 
 
 class ChainBenchmark:
@@ -146,7 +124,8 @@ class ChainBenchmark:
         written, failed = [], []
         with self.generator_factory(endpoint) as generator:
             hop_check.check(generator,
-                            opts.CAMPAIGN_DIRECTIONS[direction], outputs)
+                            campaign_options.parse_direction(direction),
+                            outputs)
             for frame_size in self.options.frame_sizes:
                 for flows in self.options.flow_counts:
                     stem = results.file_stem(frame_size, flows)

@@ -21,10 +21,11 @@ writes them with iniset at test-config.
 from oslo_config import cfg
 from oslo_config import types
 
-SEARCH_METHODS = ('rfc2544', 'mlrsearch', 'best-of-n', 'worst-of-n',
-                  'linear')
-DIRECTIONS = ('unidirectional', 'bidirectional')
-DEFAULT_FRAME_SIZES = ['64', '128', '256', '512', '1024', '1280', '1518']
+from epa_chain.measurement import options as campaign_options
+
+# The scenarios' directions, as their names spell them.
+DIRECTIONS = tuple(campaign_options.DIRECTION_WORDS[d] for d in (
+    campaign_options.UNIDIRECTIONAL, campaign_options.BIDIRECTIONAL))
 
 service_available_group = cfg.OptGroup(
     name='service_available', title='Available OpenStack Services')
@@ -39,6 +40,53 @@ ServiceAvailableGroup = [
                      'scenarios deploy pinned, huge-page VMs and send '
                      'line-rate traffic.'),
 ]
+
+
+def _sentence(text):
+    return text[0].upper() + text[1:] + '.'
+
+
+def _campaign_opt(option, default):
+    """The oslo.config option of one row of measurement/options.py."""
+    text = _sentence(option.help.format(mix='/'))
+    bounds = {}
+    if option.low is not None:
+        bounds['min'] = option.low
+    if option.high is not None:
+        bounds['max'] = option.high
+    if option.kind == 'choice':
+        return cfg.StrOpt(option.conf, default=default, help=text,
+                          choices=list(campaign_options.METHODS))
+    if option.kind == 'float':
+        return cfg.FloatOpt(option.conf, default=default, help=text,
+                            **bounds)
+    if option.kind == 'int':
+        return cfg.IntOpt(option.conf, default=default, help=text, **bounds)
+    item_type = (types.Integer(min=option.item_low)
+                 if option.item_low is not None else types.String())
+    return cfg.ListOpt(option.conf, default=default, help=text,
+                       item_type=item_type)
+
+
+def campaign_opts():
+    """[epa_chain] options of the measurement campaign, from its table."""
+    defaults = campaign_options.conf_defaults()
+    opts = []
+    for option in campaign_options.for_front_end(campaign_options.TEMPEST):
+        if option.field == 'loss_goals':
+            for name, _ratio, what in campaign_options.LOSS_GOALS:
+                conf = campaign_options.goal_conf_name(name)
+                opts.append(cfg.FloatOpt(
+                    conf, default=defaults[conf],
+                    min=campaign_options.LOSS_RATIO_LOW,
+                    max=campaign_options.LOSS_RATIO_HIGH,
+                    help='Loss ratio %s allows, in [%g, %g).' % (
+                        what, campaign_options.LOSS_RATIO_LOW,
+                        campaign_options.LOSS_RATIO_HIGH)))
+            continue
+        opts.append(_campaign_opt(option, defaults[option.conf]))
+    return opts
+
 
 epa_chain_group = cfg.OptGroup(
     name='epa_chain',
@@ -124,66 +172,9 @@ EpaChainGroup = [
                 default=list(DIRECTIONS),
                 help='Traffic directions to benchmark. Scenarios for other '
                      'directions skip.'),
-    cfg.ListOpt('frame_sizes',
-                default=DEFAULT_FRAME_SIZES,
-                help='Frame sizes in bytes including the FCS (64..9018), '
-                     '"imix" for 64:7,570:4,1518:1 (seed 002), or a mix '
-                     'as size:weight pairs separated by "/" (e.g. '
-                     '64:7/570:4/1518:1).'),
-    cfg.ListOpt('flow_counts',
-                item_type=types.Integer(min=1),
-                default=[1],
-                help='Flow counts to benchmark each frame size with '
-                     '(seed 000 uses 1, 100, 500 and 1000 and more).'),
     # ---- How to measure --------------------------------------------------
-    cfg.FloatOpt('trial_duration',
-                 default=60.0,
-                 min=0.1,
-                 help='Seconds of traffic per search trial (RFC 2544 and '
-                      'the seeds use 60).'),
-    cfg.StrOpt('search_method',
-               default='mlrsearch',
-               choices=[
-                   ('rfc2544', 'RFC 2544 binary search, one per loss goal'),
-                   ('mlrsearch', 'MLRsearch: NDR and PDR in one search'),
-                   ('best-of-n', 'best of `repetitions` searches'),
-                   ('worst-of-n', 'worst of `repetitions` searches'),
-                   ('linear', 'linear loss sweep, 1..100 % of line rate')],
-               help='Throughput search method.'),
-    cfg.FloatOpt('search_resolution',
-                 default=0.005,
-                 min=0.0, max=1.0,
-                 help='Relative width goal of the search interval: the '
-                      'search stops when the interval around the '
-                      'throughput is narrower than this fraction.'),
-    cfg.IntOpt('repetitions',
-               default=3,
-               min=1,
-               help='N of best-of-n and worst-of-n.'),
-    cfg.FloatOpt('ndr_loss_ratio',
-                 default=0.0,
-                 min=0.0, max=1.0,
-                 help='Loss ratio the No Drop Rate allows (0: zero loss, '
-                      'as RFC 2544).'),
-    cfg.FloatOpt('pdr_loss_ratio',
-                 default=0.005,
-                 min=0.0, max=1.0,
-                 help='Loss ratio the Partial Drop Rate allows.'),
-    cfg.FloatOpt('latency_load_fraction',
-                 default=0.9,
-                 min=0.0, max=1.0,
-                 help='The latency test offers this fraction of the NDR '
-                      'throughput found.'),
-    cfg.FloatOpt('latency_duration',
-                 default=60.0,
-                 min=0.0,
-                 help='Seconds of the latency test; 0 disables it.'),
-    cfg.FloatOpt('latency_soak_duration',
-                 default=0.0,
-                 min=0.0,
-                 help='Seconds of a long latency soak after the latency '
-                      'test, writing partial results as it goes; 0 '
-                      'disables it.'),
+    # The campaign's: one table for the CLI and Tempest.
+    *campaign_opts(),
     cfg.StrOpt('results_dir',
                default='/tmp/epa-chain-results',
                help='Where each scenario writes its results: one '

@@ -22,15 +22,15 @@ import dataclasses
 import re
 import typing
 
+from epa_chain.measurement import options as campaign_options
 from epa_chain.measurement import trial
 
 GROUP = 'epa_chain'
 MAX_SEGMENTS = 4
 SEGMENT_RE = re.compile(r'^(?P<physnet>[A-Za-z0-9_.-]+):(?P<vlan>[0-9]+)$')
-CAMPAIGN_DIRECTIONS = {
-    'unidirectional': ('forward',),
-    'bidirectional': ('forward', 'reverse'),
-}
+# The campaign options' defaults, by [epa_chain] name (one table:
+# measurement/options.py).
+_CAMPAIGN = campaign_options.conf_defaults()
 
 
 class OptionError(ValueError):
@@ -75,18 +75,26 @@ def parse_segments(values):
     return tuple(segments)
 
 
+def campaign_error(error):
+    """A campaign FieldError as an OptionError naming the option."""
+    return OptionError(campaign_options.conf_name(error.field),
+                       '%r: %s' % (error.value, error.fix))
+
+
 def parse_frame_size(value):
     """A frame size from '64', 'imix' or '64:7/570:4/1518:1'.
 
     A ListOpt item cannot hold the commas FrameSize.parse puts between
     mix entries, hence '/'.
     """
+    values = campaign_options.BY_FIELD['frame_sizes'].from_conf([value])
     try:
-        return trial.FrameSize.parse(value.replace('/', ','))
-    except ValueError as exc:
-        raise OptionError(
-            'frame_sizes', '%r: %s (use a size in 64..9018, "imix", or '
-            'size:weight pairs separated by "/")' % (value, exc))
+        (frame_size,) = campaign_options.check('frame_sizes', values)
+    except campaign_options.FieldError as error:
+        raise OptionError('frame_sizes', '%r: %s; join the pairs of a mix '
+                          'with "/", e.g. 64:7/570:4/1518:1'
+                          % (value, error.fix)) from None
+    return frame_size
 
 
 @dataclasses.dataclass(frozen=True)
@@ -108,19 +116,19 @@ class ChainOptions:
     key_name: str = ''
     chain_lengths: typing.Tuple[int, ...] = (1, 2, 3)
     directions: typing.Tuple[str, ...] = ('unidirectional', 'bidirectional')
+    # The campaign's options, with the table's defaults.
     frame_sizes: typing.Tuple[trial.FrameSize, ...] = tuple(
-        trial.FrameSize(size=s) for s in (64, 128, 256, 512, 1024, 1280,
-                                          1518))
-    flow_counts: typing.Tuple[int, ...] = (1,)
-    trial_duration: float = 60.0
-    search_method: str = 'mlrsearch'
-    search_resolution: float = 0.005
-    repetitions: int = 3
-    ndr_loss_ratio: float = 0.0
-    pdr_loss_ratio: float = 0.005
-    latency_load_fraction: float = 0.9
-    latency_duration: float = 60.0
-    latency_soak_duration: float = 0.0
+        parse_frame_size(v) for v in _CAMPAIGN['frame_sizes'])
+    flow_counts: typing.Tuple[int, ...] = tuple(_CAMPAIGN['flow_counts'])
+    trial_duration: float = _CAMPAIGN['trial_duration']
+    search_method: str = _CAMPAIGN['search_method']
+    search_resolution: float = _CAMPAIGN['search_resolution']
+    repetitions: int = _CAMPAIGN['repetitions']
+    ndr_loss_ratio: float = _CAMPAIGN['ndr_loss_ratio']
+    pdr_loss_ratio: float = _CAMPAIGN['pdr_loss_ratio']
+    latency_load_fraction: float = _CAMPAIGN['latency_load_fraction']
+    latency_duration: float = _CAMPAIGN['latency_duration']
+    latency_soak_duration: float = _CAMPAIGN['latency_soak_duration']
     results_dir: str = '/tmp/epa-chain-results'
     stack_create_timeout: int = 1800
     vnf_ready_timeout: int = 600

@@ -24,6 +24,7 @@ import testtools
 
 from epa_chain import cli
 from epa_chain.commands import measure
+from epa_chain.measurement import options as campaign_options
 from epa_chain.measurement import results
 from epa_chain.tests import repo
 
@@ -86,7 +87,7 @@ class TestMeasureAndReport(testtools.TestCase):
 
     def test_usage_errors_exit_2_naming_the_field(self):
         for argv, expected in (
-                (['--frame-sizes', '32'], 'frame_sizes'),
+                (['--frame-sizes', '32'], "--frame-sizes '32'"),
                 (['--flows', 'many'], '--flows'),
                 (['--loss-goals', 'NDR'], '--loss-goals'),
                 (['--generator', 'ixia'], 'unknown generator'),
@@ -129,11 +130,12 @@ class TestArgumentParsing(testtools.TestCase):
 
     def test_frame_sizes_group_mixes(self):
         self.assertEqual(['64', 'imix', '64:7,570:4', '1518'],
-                         measure.parse_frame_sizes('64,imix,64:7,570:4,1518'))
+                         campaign_options.split_frame_sizes(
+                             '64,imix,64:7,570:4,1518'))
 
     def test_goals_and_options(self):
         self.assertEqual({'NDR': 0.0, 'PDR': 0.001},
-                         measure.parse_goals('NDR=0,PDR=0.001'))
+                         campaign_options.parse_goals('NDR=0,PDR=0.001'))
         self.assertEqual({'jitter': 0.01, 'seed': 4, 'latency_mode': 'off',
                           'max_tx_fps': None, 'host': '10.0.0.5',
                           'port': 8474},

@@ -1,0 +1,299 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
+"""One table of campaign options: the model, the CLI and Tempest agree.
+
+`epa-chain measure`, `epa-chain local run` and the Tempest plugin's
+[epa_chain] options all come from measurement/options.py. These tests
+read each front end as its users meet it (the argparse parser, the
+registered oslo.config group) and check defaults, choices and bounds
+against the Campaign the table describes.
+"""
+
+import contextlib
+import dataclasses
+import io
+import os
+import shutil
+import tempfile
+
+from oslo_config import cfg
+import testtools
+
+from epa_chain import cli
+from epa_chain.commands import measure
+from epa_chain.measurement import campaign
+from epa_chain.measurement import options
+from epa_chain.measurement import searches
+from epa_chain.tempest_plugin import benchmark
+from epa_chain.tempest_plugin import config as epa_config
+from epa_chain.tempest_plugin import options as opts
+
+
+def parse(*argv):
+    return cli.build_parser().parse_args(list(argv))
+
+
+def conf_values(conf):
+    return {name: conf.epa_chain[name] for name in options.conf_defaults()}
+
+
+def registered_conf():
+    conf = cfg.ConfigOpts()
+    for group, declared in epa_config.list_opts():
+        conf.register_group(cfg.OptGroup(group))
+        conf.register_opts(declared, group=group)
+    conf([], default_config_files=[])
+    return conf
+
+
+def run(*argv):
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = cli.main(list(argv))
+    return code, out.getvalue(), err.getvalue()
+
+
+def cli_actions(*argv):
+    """{flag: argparse action} of the (sub)command `argv` names."""
+    parser = cli.build_parser()
+    for name in argv:
+        (sub,) = [a for a in parser._actions
+                  if getattr(a, 'choices', None) and name in a.choices and
+                  isinstance(a.choices, dict)]
+        parser = sub.choices[name]
+    return {flag: action for action in parser._actions
+            for flag in action.option_strings}
+
+
+class DefaultsAgreeTest(testtools.TestCase):
+
+    def test_the_model_takes_the_table_defaults(self):
+        plan = campaign.Campaign()
+        for option in options.TABLE:
+            self.assertEqual(option.check(option.default),
+                             getattr(plan, option.field), option.field)
+        self.assertEqual(sorted(f.name for f in dataclasses.fields(plan)),
+                         sorted(options.BY_FIELD))
+
+    def test_measure_starts_from_the_model_defaults(self):
+        args = parse('measure', '--json', 'out.json')
+        self.assertEqual(campaign.Campaign(), measure.build_plan(args))
+
+    def test_local_run_starts_from_its_declared_overrides(self):
+        args = parse('local', 'run')
+        plan = measure.build_plan(args, options.LOCAL)
+        self.assertEqual(campaign.Campaign(**options.OVERRIDES[options.LOCAL]),
+                         plan)
+        # The bed sets these; the command line does not offer them.
+        flags = cli_actions('local', 'run')
+        self.assertNotIn('--direction', flags)
+        self.assertNotIn('--chain-length', flags)
+        self.assertEqual('rfc2544', plan.method)
+
+    def test_tempest_starts_from_its_declared_overrides(self):
+        values = options.values_from_conf(conf_values(registered_conf()))
+        expected = campaign.Campaign(**options.OVERRIDES[options.TEMPEST])
+        self.assertEqual(expected, campaign.Campaign(**values))
+        self.assertEqual([64, 128, 256, 512, 1024, 1280, 1518],
+                         [f.size for f in expected.frame_sizes])
+
+    def test_cli_and_tempest_agree_on_every_shared_default(self):
+        """Every difference is one of the declared overrides."""
+        measured = measure.build_plan(parse('measure', '--json', 'x'))
+        local = measure.build_plan(parse('local', 'run'), options.LOCAL)
+        tempest = campaign.Campaign(**options.values_from_conf(
+            conf_values(registered_conf())))
+        for option in options.TABLE:
+            name = option.field
+            for front_end, plan in ((options.LOCAL, local),
+                                    (options.TEMPEST, tempest)):
+                if name in options.OVERRIDES[front_end]:
+                    continue
+                if front_end == options.TEMPEST and \
+                        option not in options.for_front_end(front_end):
+                    continue
+                self.assertEqual(getattr(measured, name),
+                                 getattr(plan, name),
+                                 '%s differs in %s' % (name, front_end))
+
+    def test_tempest_names_every_campaign_option_it_offers(self):
+        conf = registered_conf()
+        offered = set(options.conf_defaults())
+        self.assertEqual(
+            {'frame_sizes', 'flow_counts', 'search_method', 'trial_duration',
+             'ndr_loss_ratio', 'pdr_loss_ratio', 'search_resolution',
+             'repetitions', 'latency_load_fraction', 'latency_duration',
+             'latency_soak_duration'}, offered)
+        for name in offered:
+            self.assertEqual(options.conf_defaults()[name],
+                             conf.epa_chain[name], name)
+        # The plugin's typed view starts from the same values.
+        self.assertEqual(opts.ChainOptions(),
+                         opts.ChainOptions.from_conf(conf.epa_chain))
+
+    def test_help_shows_the_default_each_command_uses(self):
+        measure_help = cli_actions('measure')
+        local_help = cli_actions('local', 'run')
+        self.assertEqual('mlrsearch', measure_help['--method'].default)
+        self.assertEqual('rfc2544', local_help['--method'].default)
+        self.assertIn('(default: 5.0)', local_help['--trial-duration'].help)
+        self.assertIn('(default: 60.0)',
+                      measure_help['--trial-duration'].help)
+
+
+class ChoicesAndBoundsAgreeTest(testtools.TestCase):
+
+    def setUp(self):
+        super().setUp()
+        self.declared = {opt.name: opt for opt in epa_config.EpaChainGroup}
+
+    def test_method_choices(self):
+        tempest = sorted(self.declared['search_method'].type.choices)
+        for flags in (cli_actions('measure'), cli_actions('local', 'run')):
+            self.assertEqual(tempest, sorted(flags['--method'].choices))
+        self.assertEqual(tempest, sorted(searches.METHODS))
+        self.assertEqual(tempest, sorted(options.METHOD_NAMES))
+
+    def test_tempest_bounds_are_the_table_bounds(self):
+        for option in options.for_front_end(options.TEMPEST):
+            if option.field == 'loss_goals':
+                for name in ('ndr_loss_ratio', 'pdr_loss_ratio'):
+                    self.assertEqual(options.LOSS_RATIO_LOW,
+                                     self.declared[name].type.min)
+                    self.assertEqual(options.LOSS_RATIO_HIGH,
+                                     self.declared[name].type.max)
+                continue
+            opt = self.declared[option.conf]
+            if option.item_low is not None:
+                self.assertEqual(option.item_low, opt.type.item_type.min)
+                continue
+            self.assertEqual(option.low, getattr(opt.type, 'min', None),
+                             option.field)
+            self.assertEqual(option.high, getattr(opt.type, 'max', None),
+                             option.field)
+
+    def test_the_model_refuses_what_the_bounds_exclude(self):
+        for option in options.TABLE:
+            if option.low is None:
+                continue
+            step = 1 if option.kind == 'int' else 1e-9
+            below = option.low - step
+            self.assertRaises(options.FieldError, campaign.Campaign,
+                              **{option.field: below})
+            if option.low_open:
+                self.assertRaises(options.FieldError, campaign.Campaign,
+                                  **{option.field: option.low})
+            else:
+                campaign.Campaign(**{option.field: option.low})
+            if option.high is not None:
+                self.assertRaises(options.FieldError, campaign.Campaign,
+                                  **{option.field: option.high + step})
+                if option.high_open:
+                    self.assertRaises(options.FieldError, campaign.Campaign,
+                                      **{option.field: option.high})
+
+    def test_loss_ratio_bounds(self):
+        campaign.Campaign(loss_goals={'NDR': options.LOSS_RATIO_LOW})
+        for ratio in (options.LOSS_RATIO_HIGH, options.LOSS_RATIO_LOW - 0.1):
+            self.assertRaises(options.FieldError, campaign.Campaign,
+                              loss_goals={'NDR': ratio})
+
+
+class ErrorsNameTheOptionTest(testtools.TestCase):
+
+    def setUp(self):
+        super().setUp()
+        self.directory = tempfile.mkdtemp(prefix='epa-options-')
+        self.addCleanup(shutil.rmtree, self.directory)
+
+    def test_measure_names_the_flag_as_written(self):
+        out = os.path.join(self.directory, 'x.json')
+        for argv, expected in (
+                (['--frame-sizes', '64,32'], "--frame-sizes '64,32': "),
+                (['--resolution', '0'], "--resolution '0': give a number "
+                                        "in (0, 1)"),
+                (['--resolution', 'fine'], "--resolution 'fine': give a "
+                                           "number"),
+                (['--direction', 'sideways'], "--direction 'sideways': "
+                                              "give uni"),
+                (['--max-load', '10', '--min-load', '20'],
+                 "--min-load '20': must be below"),
+                (['--loss-goals', 'NDR=2'], "--loss-goals 'NDR=2': "),
+                (['--repetitions', '0'], "--repetitions '0': give a whole "
+                                         "number >= 1"),
+                (['--soak-duration', '60'], '--results-dir: a soak writes '
+                                            'partial results')):
+            code, _out, err = run('measure', '--json', out, *argv)
+            self.assertEqual(2, code, argv)
+            self.assertIn(expected, err, argv)
+            self.assertNotIn('Campaign.', err, argv)
+            self.assertEqual(1, len(err.splitlines()), err)
+        self.assertFalse(os.path.exists(out))
+
+    def test_local_run_names_the_flag_before_anything_is_created(self):
+        state_root = os.path.join(self.directory, 'state')
+        code, _out, err = run('local', 'run', '--state-root', state_root,
+                              '--trial-duration', '-1')
+        self.assertEqual(2, code)
+        self.assertIn("epa-chain local: --trial-duration '-1': give a "
+                      "positive number", err)
+        self.assertFalse(os.path.exists(os.path.join(state_root, 'epa')))
+
+    def test_tempest_names_the_option(self):
+        options_ = dataclasses.replace(opts.ChainOptions(),
+                                       latency_load_fraction=0.0)
+        error = self.assertRaises(
+            opts.OptionError, benchmark.build_campaign, options_,
+            options_.frame_sizes[0], 1, 'bidirectional', 1, None)
+        self.assertEqual("[epa_chain] latency_load_fraction: 0.0: give a "
+                         "number in (0, 1]", str(error))
+        self.assertNotIn('Campaign.', str(error))
+
+    def test_the_model_names_its_field(self):
+        error = self.assertRaises(options.FieldError, campaign.Campaign,
+                                  resolution=2)
+        self.assertEqual('resolution', error.field)
+        self.assertIn('Campaign.resolution=2', str(error))
+
+
+class DirectionTest(testtools.TestCase):
+
+    def test_every_spelling_in_use(self):
+        for text in ('uni', 'unidir', 'unidirectional', 'Unidirectional',
+                     'forward', ('forward',), ['forward']):
+            self.assertEqual(('forward',), options.parse_direction(text))
+        for text in ('bi', 'bidir', 'bidirectional', 'forward,reverse',
+                     'forward, reverse', ('forward', 'reverse')):
+            self.assertEqual(('forward', 'reverse'),
+                             options.parse_direction(text))
+        for text in ('sideways', 'reverse', ('reverse', 'forward'), ()):
+            self.assertRaises(ValueError, options.parse_direction, text)
+
+    def test_one_form_everywhere(self):
+        self.assertEqual(('forward', 'reverse'), measure.build_plan(parse(
+            'measure', '--direction', 'bidirectional', '--json', 'x'))
+            .directions)
+        plan = benchmark.build_campaign(
+            opts.ChainOptions(), opts.ChainOptions().frame_sizes[0], 1,
+            'unidirectional', 1, None)
+        self.assertEqual(('forward',), plan.directions)
+        self.assertEqual(list(epa_config.DIRECTIONS),
+                         [options.direction_word(d) for d in (
+                             options.UNIDIRECTIONAL, options.BIDIRECTIONAL)])
+
+    def test_replace_checks_again(self):
+        plan = campaign.Campaign()
+        both = dataclasses.replace(plan, directions='bi', chain_length=3)
+        self.assertEqual(('forward', 'reverse'), both.directions)
+        self.assertRaises(options.FieldError, dataclasses.replace, plan,
+                          chain_length=-1)
