@@ -59,7 +59,8 @@ def add_arguments(parser):
                           '`epa-chain local down`)')
     run.add_argument('--json', metavar='OUT',
                      help='write the results (schema epa-chain/results/1 '
-                          'with a testbed section) to OUT')
+                          'with a testbed section; with --vnf-counts, '
+                          'epa-chain/local-chain-lengths/1) to OUT')
     run.add_argument('-q', '--quiet', action='store_true',
                      help='no progress lines on stderr')
 
