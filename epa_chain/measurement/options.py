@@ -16,10 +16,10 @@ One row per Campaign field: its default, bounds or choices, help, how a
 user writes it and where (`--frame-sizes` of `epa-chain measure` and
 `epa-chain local run`, `[epa_chain] frame_sizes` in Tempest). The
 Campaign takes its defaults and its checks from here; the command line
-(add_arguments) and the Tempest plugin (tempest_plugin/config.py) generate
-their options from the same rows. A refused value raises FieldError
-naming the Campaign field; each front end names it as its users wrote it
-(cli_message, conf_name).
+(add_arguments) and the Tempest plugin (tempest_plugin/ at the top,
+epa_chain_tempest_plugin/config.py) generate their options from the same
+rows. A refused value raises FieldError naming the Campaign field; each
+front end names it as its users wrote it (cli_message, conf_name).
 
     parser = argparse.ArgumentParser()
     add_arguments(parser, 'measure')

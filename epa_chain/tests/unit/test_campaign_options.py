@@ -14,9 +14,11 @@
 
 `epa-chain measure`, `epa-chain local run` and the Tempest plugin's
 [epa_chain] options all come from measurement/options.py. These tests
-read each front end as its users meet it (the argparse parser, the
-registered oslo.config group) and check defaults, choices and bounds
-against the Campaign the table describes.
+read each command line as its users meet it (the argparse parser) and
+check defaults, choices and bounds against the Campaign the table
+describes; the Tempest plugin's own unit tests
+(tempest_plugin/epa_chain_tempest_plugin/tests/unit/test_campaign_options.py)
+do the same with its registered oslo.config group, against the same CLI.
 """
 
 import contextlib
@@ -26,34 +28,18 @@ import os
 import shutil
 import tempfile
 
-from oslo_config import cfg
 import testtools
 
 from epa_chain import cli
+from epa_chain.cloud import benchmark
+from epa_chain.cloud import options as opts
 from epa_chain.commands import measure
 from epa_chain.measurement import campaign
 from epa_chain.measurement import options
-from epa_chain.measurement import searches
-from epa_chain.tempest_plugin import benchmark
-from epa_chain.tempest_plugin import config as epa_config
-from epa_chain.tempest_plugin import options as opts
 
 
 def parse(*argv):
     return cli.build_parser().parse_args(list(argv))
-
-
-def conf_values(conf):
-    return {name: conf.epa_chain[name] for name in options.conf_defaults()}
-
-
-def registered_conf():
-    conf = cfg.ConfigOpts()
-    for group, declared in epa_config.list_opts():
-        conf.register_group(cfg.OptGroup(group))
-        conf.register_opts(declared, group=group)
-    conf([], default_config_files=[])
-    return conf
 
 
 def run(*argv):
@@ -100,47 +86,6 @@ class DefaultsAgreeTest(testtools.TestCase):
         self.assertNotIn('--chain-length', flags)
         self.assertEqual('rfc2544', plan.method)
 
-    def test_tempest_starts_from_its_declared_overrides(self):
-        values = options.values_from_conf(conf_values(registered_conf()))
-        expected = campaign.Campaign(**options.OVERRIDES[options.TEMPEST])
-        self.assertEqual(expected, campaign.Campaign(**values))
-        self.assertEqual([64, 128, 256, 512, 1024, 1280, 1518],
-                         [f.size for f in expected.frame_sizes])
-
-    def test_cli_and_tempest_agree_on_every_shared_default(self):
-        """Every difference is one of the declared overrides."""
-        measured = measure.build_plan(parse('measure', '--json', 'x'))
-        local = measure.build_plan(parse('local', 'run'), options.LOCAL)
-        tempest = campaign.Campaign(**options.values_from_conf(
-            conf_values(registered_conf())))
-        for option in options.TABLE:
-            name = option.field
-            for front_end, plan in ((options.LOCAL, local),
-                                    (options.TEMPEST, tempest)):
-                if name in options.OVERRIDES[front_end]:
-                    continue
-                if front_end == options.TEMPEST and \
-                        option not in options.for_front_end(front_end):
-                    continue
-                self.assertEqual(getattr(measured, name),
-                                 getattr(plan, name),
-                                 '%s differs in %s' % (name, front_end))
-
-    def test_tempest_names_every_campaign_option_it_offers(self):
-        conf = registered_conf()
-        offered = set(options.conf_defaults())
-        self.assertEqual(
-            {'frame_sizes', 'flow_counts', 'search_method', 'trial_duration',
-             'ndr_loss_ratio', 'pdr_loss_ratio', 'search_resolution',
-             'repetitions', 'latency_load_fraction', 'latency_duration',
-             'latency_soak_duration'}, offered)
-        for name in offered:
-            self.assertEqual(options.conf_defaults()[name],
-                             conf.epa_chain[name], name)
-        # The plugin's typed view starts from the same values.
-        self.assertEqual(opts.ChainOptions(),
-                         opts.ChainOptions.from_conf(conf.epa_chain))
-
     def test_help_shows_the_default_each_command_uses(self):
         measure_help = cli_actions('measure')
         local_help = cli_actions('local', 'run')
@@ -152,35 +97,6 @@ class DefaultsAgreeTest(testtools.TestCase):
 
 
 class ChoicesAndBoundsAgreeTest(testtools.TestCase):
-
-    def setUp(self):
-        super().setUp()
-        self.declared = {opt.name: opt for opt in epa_config.EpaChainGroup}
-
-    def test_method_choices(self):
-        tempest = sorted(self.declared['search_method'].type.choices)
-        for flags in (cli_actions('measure'), cli_actions('local', 'run')):
-            self.assertEqual(tempest, sorted(flags['--method'].choices))
-        self.assertEqual(tempest, sorted(searches.METHODS))
-        self.assertEqual(tempest, sorted(options.METHOD_NAMES))
-
-    def test_tempest_bounds_are_the_table_bounds(self):
-        for option in options.for_front_end(options.TEMPEST):
-            if option.field == 'loss_goals':
-                for name in ('ndr_loss_ratio', 'pdr_loss_ratio'):
-                    self.assertEqual(options.LOSS_RATIO_LOW,
-                                     self.declared[name].type.min)
-                    self.assertEqual(options.LOSS_RATIO_HIGH,
-                                     self.declared[name].type.max)
-                continue
-            opt = self.declared[option.conf]
-            if option.item_low is not None:
-                self.assertEqual(option.item_low, opt.type.item_type.min)
-                continue
-            self.assertEqual(option.low, getattr(opt.type, 'min', None),
-                             option.field)
-            self.assertEqual(option.high, getattr(opt.type, 'max', None),
-                             option.field)
 
     def test_the_model_refuses_what_the_bounds_exclude(self):
         for option in options.TABLE:
@@ -287,9 +203,6 @@ class DirectionTest(testtools.TestCase):
             opts.ChainOptions(), opts.ChainOptions().frame_sizes[0], 1,
             'unidirectional', 1, None)
         self.assertEqual(('forward',), plan.directions)
-        self.assertEqual(list(epa_config.DIRECTIONS),
-                         [options.direction_word(d) for d in (
-                             options.UNIDIRECTIONAL, options.BIDIRECTIONAL)])
 
     def test_replace_checks_again(self):
         plan = campaign.Campaign()

@@ -223,7 +223,41 @@ def _package_modules():
     return modules
 
 
+def _top_level_imports(path):
+    """Top-level names of every module a file imports, at any level."""
+    with open(path) as f:
+        tree = ast.parse(f.read())
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found.update(a.name.split('.')[0] for a in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            found.add(node.module.split('.')[0])
+    return found
+
+
 class TestLayering(testtools.TestCase):
+
+    def test_nothing_in_epa_chain_needs_tempest(self):
+        # Tempest and its test helpers are requirements of the plugin
+        # (tempest_plugin/, its own distribution), not of epa-chain: no
+        # module of epa_chain, tests included, imports them or the plugin.
+        plugin_only = {'tempest', 'oslotest', 'epa_chain_tempest_plugin'}
+        checked = 0
+        for root, dirs, names in os.walk(os.path.join(repo.ROOT,
+                                                      'epa_chain')):
+            dirs[:] = [d for d in dirs if d != '__pycache__']
+            for name in names:
+                if not name.endswith('.py'):
+                    continue
+                path = os.path.join(root, name)
+                checked += 1
+                self.assertEqual(
+                    set(), _top_level_imports(path) & plugin_only,
+                    '%s imports the Tempest plugin\'s requirements: move '
+                    'it to tempest_plugin/' % os.path.relpath(path,
+                                                              repo.ROOT))
+        self.assertGreater(checked, 100)
 
     def test_only_the_runtime_imports_the_runtime(self):
         for module, path in _package_modules().items():

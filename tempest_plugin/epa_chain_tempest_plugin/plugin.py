@@ -17,22 +17,21 @@ import os
 from tempest import config
 from tempest.test_discover import plugins
 
-from epa_chain.tempest_plugin import config as epa_config
+from epa_chain_tempest_plugin import config as epa_config
 
-SCENARIOS_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                             'scenarios')
-# The directory holding the `epa_chain` package: test ids are module paths
-# from there (epa_chain.tempest_plugin.scenarios.test_...).
-TOP_LEVEL_DIR = os.path.dirname(os.path.dirname(os.path.dirname(
-    os.path.abspath(__file__))))
+PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
+SCENARIOS_DIR = os.path.join(PACKAGE_DIR, 'tests', 'scenario')
+# The directory holding the package: test ids are module paths from there
+# (epa_chain_tempest_plugin.tests.scenario.test_...).
+TOP_LEVEL_DIR = os.path.dirname(PACKAGE_DIR)
 
 
 class EpaChainTempestPlugin(plugins.TempestPlugin):
     """epa-chain's benchmark scenarios and their options."""
 
     def load_tests(self):
-        # Only scenarios/: the unit tests in epa_chain/tests must not be
-        # discovered by Tempest (they would run against a fake config).
+        # Only tests/scenario/: the unit tests next to it (tests/unit/)
+        # must not be discovered by Tempest (they fake its config).
         return SCENARIOS_DIR, TOP_LEVEL_DIR
 
     def register_opts(self, conf):

@@ -10,10 +10,8 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""The Tempest plugin: options and data-plane benchmark scenarios.
+import setuptools
 
-Thin on purpose: the scenarios deploy templates/chain.yaml with
-python-heatclient and measure with epa_chain.measurement, so that the same
-benchmark runs outside Tempest (`epa-chain measure`). Only the directory
-`scenarios/` is handed to Tempest's test loader.
-"""
+setuptools.setup(
+    setup_requires=['pbr>=5.8.0'],
+    pbr=True)

@@ -30,10 +30,10 @@ from tempest.lib.common.utils import data_utils
 from tempest.lib import decorators
 from tempest import test
 
-from epa_chain.tempest_plugin import benchmark
-from epa_chain.tempest_plugin import clients
-from epa_chain.tempest_plugin import options as opts
-from epa_chain.tempest_plugin import stack
+from epa_chain.cloud import benchmark
+from epa_chain.cloud import options as opts
+from epa_chain.cloud import stack
+from epa_chain_tempest_plugin.services import clients
 
 CONF = config.CONF
 

@@ -27,9 +27,9 @@ import time
 
 from heatclient import exc as heat_exc
 
+from epa_chain.cloud import options as opts
 from epa_chain.hot import files
 from epa_chain.hot import shipped
-from epa_chain.tempest_plugin import options as opts
 
 LOG = logging.getLogger(__name__)
 

@@ -10,190 +10,77 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""The Tempest plugin without a cloud.
+"""The benchmark against a cloud, without a cloud and without Tempest.
 
-Options and their defaults (interfaces.md section 5), the plugin entry
-point, the scenarios skipping under Tempest's fake config, the stack
+epa_chain/cloud: the [epa_chain] options as typed values, the stack
 service against a fake heatclient, readiness, the hop check and the whole
 benchmark flow with fakes, including deletion of the stack on failure.
-Tests that need tempest (and oslotest) skip when it is not installed;
-the `tempest` command test skips when the command or the installed
-epa-chain distribution is missing.
+The Tempest side (the oslo.config options, the entry point, the
+scenarios, the `tempest` commands) is tested in the plugin's own unit
+tests: tempest_plugin/epa_chain_tempest_plugin/tests/unit.
 """
 
 import collections
 import dataclasses
-import importlib.metadata
 import importlib.util
 import json
 import os
-import shutil
-import subprocess
-import sys
-import tempfile
+import types
 import unittest
 from unittest import mock
 
 import fixtures
 from heatclient import exc as heat_exc
-from oslo_config import cfg
-from oslo_config import types
 import testtools
 
 from epa_chain.chain import readiness as node_readiness
+from epa_chain.cloud import hop_check
+from epa_chain.cloud import options as opts
+from epa_chain.cloud import readiness
+from epa_chain.cloud import stack
 from epa_chain.hot import shipped
 from epa_chain.measurement import options as campaign_options
-from epa_chain.measurement import searches
 from epa_chain.measurement import trial
-from epa_chain.tempest_plugin import config as epa_config
-from epa_chain.tempest_plugin import hop_check
-from epa_chain.tempest_plugin import options as opts
-from epa_chain.tempest_plugin import readiness
-from epa_chain.tempest_plugin import stack
 from epa_chain.tests import repo
-
-try:
-    import oslotest  # noqa: F401  (tempest.tests.base needs it)
-    import tempest  # noqa: F401
-    TEMPEST_MISSING = None
-except ImportError as exc:
-    TEMPEST_MISSING = 'tempest or oslotest is not installed: %s' % exc
 
 REPO = repo.ROOT
 TEMPLATES = os.path.join(REPO, 'templates')
-FIXTURES = os.path.join(REPO, 'epa_chain', 'tests', 'fixtures',
-                        'tempest_plugin')
-SCENARIO_MODULE = 'epa_chain.tempest_plugin.scenarios.test_chain_benchmark'
-SCENARIO_NAMES = ['test_chain_%dvnf_%s' % (n, d) for n in (1, 2, 3)
-                  for d in ('unidirectional', 'bidirectional')]
-
-# interfaces.md section 5: name -> (oslo.config Opt class, default).
-EXPECTED_OPTIONS = {
-    'template_dir': (cfg.StrOpt, ''),
-    'vnf_image': (cfg.StrOpt, 'epa-chain-vnf'),
-    'generator_image': (cfg.StrOpt, 'epa-chain-generator'),
-    'vnf_engine': (cfg.StrOpt, 'prox'),
-    'vnf_flavor': (cfg.StrOpt, ''),
-    'generator_flavor': (cfg.StrOpt, ''),
-    'cpu_policy': (cfg.StrOpt, 'dedicated'),
-    'cpu_thread_policy': (cfg.StrOpt, 'prefer'),
-    'mem_page_size': (cfg.StrOpt, 'large'),
-    'numa_nodes': (cfg.IntOpt, 1),
-    'segments': (cfg.ListOpt, []),
-    'management_network': (cfg.StrOpt, 'private'),
-    'key_name': (cfg.StrOpt, ''),
-    'chain_lengths': (cfg.ListOpt, [1, 2, 3]),
-    'directions': (cfg.ListOpt, ['unidirectional', 'bidirectional']),
-    'frame_sizes': (cfg.ListOpt,
-                    ['64', '128', '256', '512', '1024', '1280', '1518']),
-    'flow_counts': (cfg.ListOpt, [1]),
-    'trial_duration': (cfg.FloatOpt, 60.0),
-    'search_method': (cfg.StrOpt, 'mlrsearch'),
-    'search_resolution': (cfg.FloatOpt, 0.005),
-    'repetitions': (cfg.IntOpt, 3),
-    'ndr_loss_ratio': (cfg.FloatOpt, 0.0),
-    'pdr_loss_ratio': (cfg.FloatOpt, 0.005),
-    'latency_load_fraction': (cfg.FloatOpt, 0.9),
-    'latency_duration': (cfg.FloatOpt, 60.0),
-    'latency_soak_duration': (cfg.FloatOpt, 0.0),
-    'results_dir': (cfg.StrOpt, '/tmp/epa-chain-results'),
-    'stack_create_timeout': (cfg.IntOpt, 1800),
-    'vnf_ready_timeout': (cfg.IntOpt, 600),
-    'generator_control_port': (cfg.PortOpt, 8474),
-}
+FIXTURES = os.path.join(REPO, 'epa_chain', 'tests', 'fixtures', 'cloud')
 
 
-def registered_conf(args=()):
-    """A private ConfigOpts with the plugin's groups, as Tempest builds."""
-    conf = cfg.ConfigOpts()
-    for group, options in epa_config.list_opts():
-        conf.register_group(cfg.OptGroup(group))
-        conf.register_opts(options, group=group)
-    conf(list(args), default_config_files=[])
-    return conf
+def as_group(**overrides):
+    """Any object with the [epa_chain] attributes, as CONF.epa_chain has.
+
+    Option values as oslo.config gives them: lists, frame sizes as text.
+    """
+    values = {f.name: getattr(opts.ChainOptions(), f.name)
+              for f in dataclasses.fields(opts.ChainOptions)}
+    values.update(segments=[], frame_sizes=list(
+        campaign_options.conf_defaults()['frame_sizes']))
+    values.update(overrides)
+    return types.SimpleNamespace(**values)
 
 
-class OptionsTest(testtools.TestCase):
+class ChainOptionsTest(testtools.TestCase):
+    """The typed view; the oslo.config side is the plugin's test_config."""
 
-    def test_every_option_with_its_type_and_default(self):
-        conf = registered_conf()
-        declared = {opt.name: opt for opt in epa_config.EpaChainGroup}
-        self.assertEqual(sorted(EXPECTED_OPTIONS), sorted(declared))
-        for name, (opt_class, default) in EXPECTED_OPTIONS.items():
-            self.assertIs(opt_class, type(declared[name]), name)
-            self.assertEqual(default, conf.epa_chain[name], name)
-            self.assertTrue(declared[name].help, '%s has no help' % name)
-
-    def test_service_available_flag_is_off_by_default(self):
-        conf = registered_conf()
-        (flag,) = epa_config.ServiceAvailableGroup
-        self.assertIsInstance(flag, cfg.BoolOpt)
-        self.assertEqual('epa_chain', flag.name)
-        self.assertIs(False, conf.service_available.epa_chain)
-
-    def test_list_items_are_typed(self):
-        conf = registered_conf()
-        conf.set_override('chain_lengths', '1,3', 'epa_chain')
-        conf.set_override('flow_counts', '1,1000', 'epa_chain')
-        self.assertEqual([1, 3], conf.epa_chain.chain_lengths)
-        self.assertEqual([1, 1000], conf.epa_chain.flow_counts)
-        declared = {opt.name: opt for opt in epa_config.EpaChainGroup}
-        self.assertIsInstance(declared['chain_lengths'].type.item_type,
-                              types.Integer)
-
-    def test_out_of_range_values_are_refused(self):
-        conf = registered_conf()
-        for name, value in (('chain_lengths', '1,4'),
-                            ('directions', 'sideways'),
-                            ('vnf_engine', 'vpp'),
-                            ('search_method', 'guess'),
-                            ('numa_nodes', 0)):
-            self.assertRaises(ValueError, conf.set_override, name, value,
-                              'epa_chain')
-
-    def test_search_method_choices_are_the_campaign_methods(self):
-        declared = {opt.name: opt for opt in epa_config.EpaChainGroup}
-        choices = [c for c in declared['search_method'].type.choices]
-        self.assertEqual(sorted(campaign_options.METHOD_NAMES),
-                         sorted(choices))
-        self.assertEqual(sorted(searches.METHODS), sorted(choices))
-
-    def test_chain_options_read_every_option(self):
-        fields = {f.name for f in dataclasses.fields(opts.ChainOptions)}
-        self.assertEqual(set(EXPECTED_OPTIONS), fields)
-        options = opts.ChainOptions.from_conf(registered_conf().epa_chain)
-        self.assertEqual(opts.ChainOptions(), options)
-
-    def test_frame_sizes_and_imix(self):
-        conf = registered_conf()
-        conf.set_override('frame_sizes', '64,imix,64:7/570:4/1518:1',
-                          'epa_chain')
-        options = opts.ChainOptions.from_conf(conf.epa_chain)
-        self.assertEqual(64, options.frame_sizes[0].size)
+    def test_read_from_any_object_with_the_options(self):
+        self.assertEqual(opts.ChainOptions(),
+                         opts.ChainOptions.from_conf(as_group()))
+        options = opts.ChainOptions.from_conf(as_group(
+            segments=['physnet1:101', 'physnet2:202'],
+            frame_sizes=['64', 'imix'], flow_counts=[1, 1000]))
+        self.assertEqual((opts.Segment('physnet1', 101),
+                          opts.Segment('physnet2', 202)), options.segments)
         self.assertEqual(trial.IMIX_EANTC, options.frame_sizes[1].imix)
-        self.assertEqual(trial.IMIX_EANTC, options.frame_sizes[2].imix)
+        self.assertEqual((1, 1000), options.flow_counts)
 
-    def test_bad_frame_size_names_the_option(self):
-        conf = registered_conf()
-        conf.set_override('frame_sizes', '64,32', 'epa_chain')
-        error = self.assertRaises(opts.OptionError,
-                                  opts.ChainOptions.from_conf,
-                                  conf.epa_chain)
-        self.assertIn('[epa_chain] frame_sizes', str(error))
-        self.assertIn("'32'", str(error))
-
-    def test_segments(self):
-        conf = registered_conf()
-        conf.set_override('segments', 'physnet1:101,physnet2:202',
-                          'epa_chain')
-        options = opts.ChainOptions.from_conf(conf.epa_chain)
-        self.assertEqual(
-            (opts.Segment('physnet1', 101), opts.Segment('physnet2', 202)),
-            options.segments_for(1))
-        error = self.assertRaises(opts.OptionError, options.segments_for, 2)
-        self.assertIn('[epa_chain] segments: 2 given', str(error))
-        self.assertIn('needs 3', str(error))
-        self.assertEqual((), opts.ChainOptions().segments_for(3))
+    def test_empty_lists_name_the_option(self):
+        for name in ('frame_sizes', 'flow_counts'):
+            error = self.assertRaises(opts.OptionError,
+                                      opts.ChainOptions.from_conf,
+                                      as_group(**{name: []}))
+            self.assertIn('[epa_chain] %s: empty' % name, str(error))
 
     def test_bad_segments_name_the_option(self):
         for value in ('physnet1', 'physnet1:0', 'physnet1:4095',
@@ -225,151 +112,6 @@ class OptionsTest(testtools.TestCase):
             'direction unidirectional is not in [epa_chain] directions '
             '(bidirectional)',
             opts.case_skip_reason(options, 2, 'unidirectional'))
-
-
-@unittest.skipIf(TEMPEST_MISSING, TEMPEST_MISSING)
-class PluginTest(testtools.TestCase):
-
-    def setUp(self):
-        super().setUp()
-        from epa_chain.tempest_plugin import plugin
-        self.plugin_module = plugin
-        self.plugin = plugin.EpaChainTempestPlugin()
-
-    def test_is_a_tempest_plugin(self):
-        from tempest.test_discover import plugins
-        self.assertIsInstance(self.plugin, plugins.TempestPlugin)
-
-    def test_load_tests_gives_only_the_scenarios(self):
-        test_dir, top_level = self.plugin.load_tests()
-        self.assertEqual(os.path.join(REPO, 'epa_chain', 'tempest_plugin',
-                                      'scenarios'), test_dir)
-        self.assertEqual(REPO, top_level)
-        self.assertTrue(os.path.isfile(os.path.join(
-            test_dir, 'test_chain_benchmark.py')))
-        # The unit tests must stay out of what Tempest discovers.
-        unit_dir = os.path.dirname(os.path.abspath(__file__))
-        self.assertFalse(unit_dir.startswith(test_dir))
-
-    def test_register_opts_and_opt_lists(self):
-        conf = cfg.ConfigOpts()
-        self.plugin.register_opts(conf)
-        conf([], default_config_files=[])
-        self.assertIs(False, conf.service_available.epa_chain)
-        self.assertEqual('mlrsearch', conf.epa_chain.search_method)
-        listed = dict(self.plugin.get_opt_lists())
-        self.assertEqual(['epa_chain', 'service_available'], sorted(listed))
-        self.assertEqual(len(EXPECTED_OPTIONS), len(listed['epa_chain']))
-
-    def test_registering_twice_is_harmless(self):
-        # Tempest's ConfigFixture registers installed plugins already.
-        conf = cfg.ConfigOpts()
-        self.plugin.register_opts(conf)
-        self.plugin.register_opts(conf)
-        conf([], default_config_files=[])
-        self.assertEqual(8474, conf.epa_chain.generator_control_port)
-
-
-@unittest.skipIf(TEMPEST_MISSING, TEMPEST_MISSING)
-class ScenarioSkipTest(testtools.TestCase):
-    """The scenarios under Tempest's fake configuration: no cloud."""
-
-    def setUp(self):
-        super().setUp()
-        from tempest import config as tempest_config
-        from tempest.tests import fake_config
-        from tempest.tests.lib.services import registry_fixture
-
-        from epa_chain.tempest_plugin import plugin
-        self.useFixture(fake_config.ConfigFixture())
-        self.useFixture(registry_fixture.RegistryFixture())
-        # Registered by Tempest itself when the package is installed.
-        plugin.EpaChainTempestPlugin().register_opts(cfg.CONF)
-
-        class FakePrivate(fake_config.FakePrivate):
-            # Tempest aliases plugin groups it finds by entry point only.
-            def _set_attrs(self):
-                super()._set_attrs()
-                self.epa_chain = cfg.CONF.epa_chain
-
-        patches = [mock.patch.object(tempest_config, 'TempestConfigPrivate',
-                                     FakePrivate),
-                   # A configuration cached by an earlier test would win.
-                   mock.patch.object(tempest_config.CONF, '_config', None)]
-        for patch in patches:
-            patch.start()
-            self.addCleanup(patch.stop)
-        self.scenarios = importlib.import_module(SCENARIO_MODULE)
-
-    def _run_all(self):
-        suite = unittest.defaultTestLoader.loadTestsFromModule(
-            self.scenarios)
-        result = unittest.TestResult()
-        suite.run(result)
-        return result
-
-    def test_six_scenarios_with_ids_and_slow(self):
-        tests = list(iter_tests(
-            unittest.defaultTestLoader.loadTestsFromModule(self.scenarios)))
-        self.assertEqual(sorted(SCENARIO_NAMES),
-                         sorted(t._testMethodName for t in tests))
-        ids = set()
-        for test in tests:
-            attrs = getattr(getattr(test, test._testMethodName),
-                            '__testtools_attrs')
-            self.assertIn('slow', attrs, test.id())
-            (idempotent,) = [a for a in attrs if a.startswith('id-')]
-            ids.add(idempotent)
-        self.assertEqual(6, len(ids))
-
-    def test_everything_skips_without_the_service(self):
-        result = self._run_all()
-        self.assertEqual([], result.errors)
-        self.assertEqual([], result.failures)
-        self.assertTrue(result.skipped)
-        for _test, reason in result.skipped:
-            self.assertIn('[service_available] epa_chain = True', reason)
-
-    def test_unselected_scenario_skips_with_the_option(self):
-        cfg.CONF.set_override('chain_lengths', [2], 'epa_chain')
-        cfg.CONF.set_override('directions', ['bidirectional'], 'epa_chain')
-        self.addCleanup(cfg.CONF.clear_override, 'chain_lengths',
-                        'epa_chain')
-        self.addCleanup(cfg.CONF.clear_override, 'directions', 'epa_chain')
-        case = self.scenarios.ChainBenchmarkTest(
-            'test_chain_1vnf_bidirectional')
-        error = self.assertRaises(unittest.SkipTest,
-                                  case.test_chain_1vnf_bidirectional)
-        self.assertIn('chain length 1 is not in [epa_chain] chain_lengths',
-                      str(error))
-        case = self.scenarios.ChainBenchmarkTest(
-            'test_chain_2vnf_unidirectional')
-        error = self.assertRaises(unittest.SkipTest,
-                                  case.test_chain_2vnf_unidirectional)
-        self.assertIn('direction unidirectional is not in', str(error))
-
-    def test_heat_client_from_tempest_credentials(self):
-        from tempest.tests.lib import fake_credentials
-
-        from epa_chain.tempest_plugin import clients
-        creds = fake_credentials.FakeKeystoneV3Credentials()
-        session = clients.keystone_session(creds)
-        self.assertEqual('http://fake_uri_v3.com/auth', session.auth.auth_url)
-        (method,) = session.auth.auth_methods
-        self.assertEqual(creds.username, method.username)
-        self.assertEqual(creds.password, method.password)
-        self.assertFalse(session.verify)
-        heat = clients.heat(session)
-        self.assertEqual('orchestration', heat.http_client.service_type)
-        self.assertIs(session, heat.http_client.session)
-
-
-def iter_tests(suite):
-    for item in suite:
-        if isinstance(item, unittest.TestSuite):
-            yield from iter_tests(item)
-        else:
-            yield item
 
 
 # ---- Fakes -----------------------------------------------------------------
@@ -864,7 +606,7 @@ class BenchmarkFlowTest(testtools.TestCase):
 
     def setUp(self):
         super().setUp()
-        from epa_chain.tempest_plugin import benchmark
+        from epa_chain.cloud import benchmark
         self.benchmark = benchmark
         self.results_dir = self.useFixture(fixtures.TempDir()).path
         self.options = opts.ChainOptions(
@@ -1127,7 +869,7 @@ class BenchmarkFlowTest(testtools.TestCase):
 class ResultsTest(testtools.TestCase):
 
     def test_file_stems(self):
-        from epa_chain.tempest_plugin import results
+        from epa_chain.cloud import results
         self.assertEqual('64B-1flows', results.file_stem(
             trial.FrameSize(size=64), 1))
         self.assertEqual('imix-64x7-570x4-1518x1-1000flows',
@@ -1135,89 +877,10 @@ class ResultsTest(testtools.TestCase):
                                            1000))
 
     def test_partial_directory_per_case(self):
-        from epa_chain.tempest_plugin import results
+        from epa_chain.cloud import results
         base = self.useFixture(fixtures.TempDir()).path
         first = results.partial_directory(base, '64B-1flows')
         second = results.partial_directory(base, '64B-100flows')
         self.assertNotEqual(first, second)
         self.assertTrue(os.path.isdir(first))
         self.assertTrue(os.path.isdir(second))
-
-
-ENTRY_POINT_GROUP = 'tempest.test_plugins'
-ENTRY_POINT = 'epa_chain.tempest_plugin.plugin:EpaChainTempestPlugin'
-
-
-class TempestCommandTest(testtools.TestCase):
-    """`tempest init`, `tempest list-plugins`, `tempest run --list-tests`.
-
-    Tempest finds plugins by entry point, so this needs the epa-chain
-    distribution installed next to the `tempest` command (tox installs it;
-    a bare source tree on PYTHONPATH does not count).
-    """
-
-    @classmethod
-    def setUpClass(cls):
-        super().setUpClass()
-        cls.tempest = os.path.join(os.path.dirname(sys.executable), 'tempest')
-        if not os.access(cls.tempest, os.X_OK):
-            raise unittest.SkipTest('no tempest command next to %s (install '
-                                    'test-requirements.txt)' % sys.executable)
-        try:
-            distribution = importlib.metadata.distribution('epa-chain')
-        except importlib.metadata.PackageNotFoundError:
-            raise unittest.SkipTest(
-                'the epa-chain distribution is not installed in this '
-                'environment (pip install .): Tempest finds plugins by '
-                'entry point')
-        cls.entry_points = [ep.value for ep in distribution.entry_points
-                            if ep.group == ENTRY_POINT_GROUP]
-        # One workspace for the class: `tempest init` takes a second.
-        # It registers workspaces in ~/.tempest, so HOME is a temp dir.
-        cls.home = tempfile.mkdtemp(prefix='epa-chain-tempest-')
-        cls.workspace = os.path.join(cls.home, 'workspace')
-        cls.env = dict(os.environ, HOME=cls.home, TMPDIR=cls.home)
-        cls.init = cls.run_tempest('init', cls.workspace, cwd=cls.home)
-
-    @classmethod
-    def tearDownClass(cls):
-        shutil.rmtree(cls.home, ignore_errors=True)
-        super().tearDownClass()
-
-    @classmethod
-    def run_tempest(cls, *args, cwd=None):
-        return subprocess.run(
-            [cls.tempest] + list(args), cwd=cwd or cls.workspace,
-            env=cls.env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-            universal_newlines=True, timeout=120)
-
-    def setUp(self):
-        super().setUp()
-        self.assertEqual(
-            [ENTRY_POINT], self.entry_points,
-            'setup.cfg [entry_points] needs "%s =\\n    epa-chain = %s"'
-            % (ENTRY_POINT_GROUP, ENTRY_POINT))
-        self.assertEqual(0, self.init.returncode, self.init.stdout)
-
-    def tempest_command(self, *args):
-        process = self.run_tempest(*args)
-        self.assertEqual(0, process.returncode,
-                         'tempest %s: %s' % (' '.join(args),
-                                             process.stdout[-3000:]))
-        return process.stdout
-
-    def test_list_plugins(self):
-        output = self.tempest_command('list-plugins')
-        self.assertIn('epa-chain', output)
-        self.assertIn(ENTRY_POINT, output)
-
-    def test_list_tests(self):
-        # `tempest run` itself is not run here (seconds of stestr): the
-        # skip without a cloud is ScenarioSkipTest's, under fake config.
-        output = self.tempest_command('run', '--list-tests')
-        listed = sorted(line.strip() for line in output.splitlines()
-                        if line.startswith(SCENARIO_MODULE))
-        self.assertEqual(6, len(listed), output[-3000:])
-        for name, line in zip(sorted(SCENARIO_NAMES), listed):
-            self.assertIn('.ChainBenchmarkTest.%s[id-' % name, line)
-            self.assertTrue(line.endswith(',slow]'), line)

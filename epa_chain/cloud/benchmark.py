@@ -27,14 +27,14 @@ import functools
 import logging
 import time
 
+from epa_chain.cloud import hop_check
+from epa_chain.cloud import options as opts
+from epa_chain.cloud import readiness
+from epa_chain.cloud import results
+from epa_chain.cloud import stack as stack_mod
 from epa_chain import generators
 from epa_chain.measurement import campaign
 from epa_chain.measurement import options as campaign_options
-from epa_chain.tempest_plugin import hop_check
-from epa_chain.tempest_plugin import options as opts
-from epa_chain.tempest_plugin import readiness
-from epa_chain.tempest_plugin import results
-from epa_chain.tempest_plugin import stack as stack_mod
 
 LOG = logging.getLogger(__name__)
 
@@ -73,8 +73,9 @@ class ChainBenchmark:
     """Runs the flow against a cloud reached through small adapters.
 
     stacks: a stack.StackService; compute: server_name(id),
-    server_status(id) and console_output(id) (clients.TempestCompute);
-    generator_factory(endpoint) -> an epa_chain Generator.
+    server_status(id) and console_output(id) (the Tempest plugin's
+    services/clients.py TempestCompute); generator_factory(endpoint) ->
+    an epa_chain Generator.
     """
 
     def __init__(self, options, stacks, compute, add_cleanup,

@@ -1,0 +1,157 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
+"""The plugin's oslo.config options: names, types, defaults, checks.
+
+interfaces.md section 5; the typed view they are read into
+(epa_chain.cloud.options.ChainOptions) has its own tests in epa-chain.
+"""
+
+import dataclasses
+
+from oslo_config import cfg
+from oslo_config import types
+import testtools
+
+from epa_chain.cloud import options as opts
+from epa_chain.measurement import options as campaign_options
+from epa_chain.measurement import searches
+from epa_chain.measurement import trial
+from epa_chain_tempest_plugin import config as epa_config
+
+# interfaces.md section 5: name -> (oslo.config Opt class, default).
+EXPECTED_OPTIONS = {
+    'template_dir': (cfg.StrOpt, ''),
+    'vnf_image': (cfg.StrOpt, 'epa-chain-vnf'),
+    'generator_image': (cfg.StrOpt, 'epa-chain-generator'),
+    'vnf_engine': (cfg.StrOpt, 'prox'),
+    'vnf_flavor': (cfg.StrOpt, ''),
+    'generator_flavor': (cfg.StrOpt, ''),
+    'cpu_policy': (cfg.StrOpt, 'dedicated'),
+    'cpu_thread_policy': (cfg.StrOpt, 'prefer'),
+    'mem_page_size': (cfg.StrOpt, 'large'),
+    'numa_nodes': (cfg.IntOpt, 1),
+    'segments': (cfg.ListOpt, []),
+    'management_network': (cfg.StrOpt, 'private'),
+    'key_name': (cfg.StrOpt, ''),
+    'chain_lengths': (cfg.ListOpt, [1, 2, 3]),
+    'directions': (cfg.ListOpt, ['unidirectional', 'bidirectional']),
+    'frame_sizes': (cfg.ListOpt,
+                    ['64', '128', '256', '512', '1024', '1280', '1518']),
+    'flow_counts': (cfg.ListOpt, [1]),
+    'trial_duration': (cfg.FloatOpt, 60.0),
+    'search_method': (cfg.StrOpt, 'mlrsearch'),
+    'search_resolution': (cfg.FloatOpt, 0.005),
+    'repetitions': (cfg.IntOpt, 3),
+    'ndr_loss_ratio': (cfg.FloatOpt, 0.0),
+    'pdr_loss_ratio': (cfg.FloatOpt, 0.005),
+    'latency_load_fraction': (cfg.FloatOpt, 0.9),
+    'latency_duration': (cfg.FloatOpt, 60.0),
+    'latency_soak_duration': (cfg.FloatOpt, 0.0),
+    'results_dir': (cfg.StrOpt, '/tmp/epa-chain-results'),
+    'stack_create_timeout': (cfg.IntOpt, 1800),
+    'vnf_ready_timeout': (cfg.IntOpt, 600),
+    'generator_control_port': (cfg.PortOpt, 8474),
+}
+
+
+def registered_conf(args=()):
+    """A private ConfigOpts with the plugin's groups, as Tempest builds."""
+    conf = cfg.ConfigOpts()
+    for group, options in epa_config.list_opts():
+        conf.register_group(cfg.OptGroup(group))
+        conf.register_opts(options, group=group)
+    conf(list(args), default_config_files=[])
+    return conf
+
+
+class OptionsTest(testtools.TestCase):
+
+    def test_every_option_with_its_type_and_default(self):
+        conf = registered_conf()
+        declared = {opt.name: opt for opt in epa_config.EpaChainGroup}
+        self.assertEqual(sorted(EXPECTED_OPTIONS), sorted(declared))
+        for name, (opt_class, default) in EXPECTED_OPTIONS.items():
+            self.assertIs(opt_class, type(declared[name]), name)
+            self.assertEqual(default, conf.epa_chain[name], name)
+            self.assertTrue(declared[name].help, '%s has no help' % name)
+
+    def test_service_available_flag_is_off_by_default(self):
+        conf = registered_conf()
+        (flag,) = epa_config.ServiceAvailableGroup
+        self.assertIsInstance(flag, cfg.BoolOpt)
+        self.assertEqual('epa_chain', flag.name)
+        self.assertIs(False, conf.service_available.epa_chain)
+
+    def test_list_items_are_typed(self):
+        conf = registered_conf()
+        conf.set_override('chain_lengths', '1,3', 'epa_chain')
+        conf.set_override('flow_counts', '1,1000', 'epa_chain')
+        self.assertEqual([1, 3], conf.epa_chain.chain_lengths)
+        self.assertEqual([1, 1000], conf.epa_chain.flow_counts)
+        declared = {opt.name: opt for opt in epa_config.EpaChainGroup}
+        self.assertIsInstance(declared['chain_lengths'].type.item_type,
+                              types.Integer)
+
+    def test_out_of_range_values_are_refused(self):
+        conf = registered_conf()
+        for name, value in (('chain_lengths', '1,4'),
+                            ('directions', 'sideways'),
+                            ('vnf_engine', 'vpp'),
+                            ('search_method', 'guess'),
+                            ('numa_nodes', 0)):
+            self.assertRaises(ValueError, conf.set_override, name, value,
+                              'epa_chain')
+
+    def test_search_method_choices_are_the_campaign_methods(self):
+        declared = {opt.name: opt for opt in epa_config.EpaChainGroup}
+        choices = [c for c in declared['search_method'].type.choices]
+        self.assertEqual(sorted(campaign_options.METHOD_NAMES),
+                         sorted(choices))
+        self.assertEqual(sorted(searches.METHODS), sorted(choices))
+
+    def test_chain_options_read_every_option(self):
+        fields = {f.name for f in dataclasses.fields(opts.ChainOptions)}
+        self.assertEqual(set(EXPECTED_OPTIONS), fields)
+        options = opts.ChainOptions.from_conf(registered_conf().epa_chain)
+        self.assertEqual(opts.ChainOptions(), options)
+
+    def test_frame_sizes_and_imix(self):
+        conf = registered_conf()
+        conf.set_override('frame_sizes', '64,imix,64:7/570:4/1518:1',
+                          'epa_chain')
+        options = opts.ChainOptions.from_conf(conf.epa_chain)
+        self.assertEqual(64, options.frame_sizes[0].size)
+        self.assertEqual(trial.IMIX_EANTC, options.frame_sizes[1].imix)
+        self.assertEqual(trial.IMIX_EANTC, options.frame_sizes[2].imix)
+
+    def test_bad_frame_size_names_the_option(self):
+        conf = registered_conf()
+        conf.set_override('frame_sizes', '64,32', 'epa_chain')
+        error = self.assertRaises(opts.OptionError,
+                                  opts.ChainOptions.from_conf,
+                                  conf.epa_chain)
+        self.assertIn('[epa_chain] frame_sizes', str(error))
+        self.assertIn("'32'", str(error))
+
+    def test_segments(self):
+        conf = registered_conf()
+        conf.set_override('segments', 'physnet1:101,physnet2:202',
+                          'epa_chain')
+        options = opts.ChainOptions.from_conf(conf.epa_chain)
+        self.assertEqual(
+            (opts.Segment('physnet1', 101), opts.Segment('physnet2', 202)),
+            options.segments_for(1))
+        error = self.assertRaises(opts.OptionError, options.segments_for, 2)
+        self.assertIn('[epa_chain] segments: 2 given', str(error))
+        self.assertIn('needs 3', str(error))
+        self.assertEqual((), opts.ChainOptions().segments_for(3))

@@ -1,0 +1,262 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
+"""The plugin in Tempest, without a cloud.
+
+The entry point, the scenarios skipping under Tempest's fake config, the
+Heat client from Tempest's credentials, and the `tempest` commands in a
+fresh workspace (`tempest init`, `list-plugins`, `run --list-tests`).
+"""
+
+import importlib
+import importlib.metadata
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+from unittest import mock
+
+from oslo_config import cfg
+from tempest import config as tempest_config
+from tempest.test_discover import plugins
+from tempest.tests import fake_config
+from tempest.tests.lib import fake_credentials
+from tempest.tests.lib.services import registry_fixture
+import testtools
+
+from epa_chain_tempest_plugin import plugin
+from epa_chain_tempest_plugin.services import clients
+from epa_chain_tempest_plugin.tests.unit import test_config
+
+PACKAGE_DIR = os.path.dirname(os.path.abspath(plugin.__file__))
+SCENARIO_MODULE = ('epa_chain_tempest_plugin.tests.scenario.'
+                   'test_chain_benchmark')
+SCENARIO_NAMES = ['test_chain_%dvnf_%s' % (n, d) for n in (1, 2, 3)
+                  for d in ('unidirectional', 'bidirectional')]
+EXPECTED_OPTIONS = test_config.EXPECTED_OPTIONS
+
+
+class PluginTest(testtools.TestCase):
+
+    def setUp(self):
+        super().setUp()
+        self.plugin = plugin.EpaChainTempestPlugin()
+
+    def test_is_a_tempest_plugin(self):
+        self.assertIsInstance(self.plugin, plugins.TempestPlugin)
+
+    def test_load_tests_gives_only_the_scenarios(self):
+        test_dir, top_level = self.plugin.load_tests()
+        self.assertEqual(os.path.join(PACKAGE_DIR, 'tests', 'scenario'),
+                         test_dir)
+        self.assertEqual(os.path.dirname(PACKAGE_DIR), top_level)
+        self.assertTrue(os.path.isfile(os.path.join(
+            test_dir, 'test_chain_benchmark.py')))
+        # The unit tests must stay out of what Tempest discovers.
+        unit_dir = os.path.dirname(os.path.abspath(__file__))
+        self.assertFalse(unit_dir.startswith(test_dir))
+
+    def test_register_opts_and_opt_lists(self):
+        conf = cfg.ConfigOpts()
+        self.plugin.register_opts(conf)
+        conf([], default_config_files=[])
+        self.assertIs(False, conf.service_available.epa_chain)
+        self.assertEqual('mlrsearch', conf.epa_chain.search_method)
+        listed = dict(self.plugin.get_opt_lists())
+        self.assertEqual(['epa_chain', 'service_available'], sorted(listed))
+        self.assertEqual(len(EXPECTED_OPTIONS), len(listed['epa_chain']))
+
+    def test_registering_twice_is_harmless(self):
+        # Tempest's ConfigFixture registers installed plugins already.
+        conf = cfg.ConfigOpts()
+        self.plugin.register_opts(conf)
+        self.plugin.register_opts(conf)
+        conf([], default_config_files=[])
+        self.assertEqual(8474, conf.epa_chain.generator_control_port)
+
+
+class ScenarioSkipTest(testtools.TestCase):
+    """The scenarios under Tempest's fake configuration: no cloud."""
+
+    def setUp(self):
+        super().setUp()
+        self.useFixture(fake_config.ConfigFixture())
+        self.useFixture(registry_fixture.RegistryFixture())
+        # Registered by Tempest itself when the package is installed.
+        plugin.EpaChainTempestPlugin().register_opts(cfg.CONF)
+
+        class FakePrivate(fake_config.FakePrivate):
+            # Tempest aliases plugin groups it finds by entry point only.
+            def _set_attrs(self):
+                super()._set_attrs()
+                self.epa_chain = cfg.CONF.epa_chain
+
+        patches = [mock.patch.object(tempest_config, 'TempestConfigPrivate',
+                                     FakePrivate),
+                   # A configuration cached by an earlier test would win.
+                   mock.patch.object(tempest_config.CONF, '_config', None)]
+        for patch in patches:
+            patch.start()
+            self.addCleanup(patch.stop)
+        self.scenarios = importlib.import_module(SCENARIO_MODULE)
+
+    def _run_all(self):
+        suite = unittest.defaultTestLoader.loadTestsFromModule(
+            self.scenarios)
+        result = unittest.TestResult()
+        suite.run(result)
+        return result
+
+    def test_six_scenarios_with_ids_and_slow(self):
+        tests = list(iter_tests(
+            unittest.defaultTestLoader.loadTestsFromModule(self.scenarios)))
+        self.assertEqual(sorted(SCENARIO_NAMES),
+                         sorted(t._testMethodName for t in tests))
+        ids = set()
+        for test in tests:
+            attrs = getattr(getattr(test, test._testMethodName),
+                            '__testtools_attrs')
+            self.assertIn('slow', attrs, test.id())
+            (idempotent,) = [a for a in attrs if a.startswith('id-')]
+            ids.add(idempotent)
+        self.assertEqual(6, len(ids))
+
+    def test_everything_skips_without_the_service(self):
+        result = self._run_all()
+        self.assertEqual([], result.errors)
+        self.assertEqual([], result.failures)
+        self.assertTrue(result.skipped)
+        for _test, reason in result.skipped:
+            self.assertIn('[service_available] epa_chain = True', reason)
+
+    def test_unselected_scenario_skips_with_the_option(self):
+        cfg.CONF.set_override('chain_lengths', [2], 'epa_chain')
+        cfg.CONF.set_override('directions', ['bidirectional'], 'epa_chain')
+        self.addCleanup(cfg.CONF.clear_override, 'chain_lengths',
+                        'epa_chain')
+        self.addCleanup(cfg.CONF.clear_override, 'directions', 'epa_chain')
+        case = self.scenarios.ChainBenchmarkTest(
+            'test_chain_1vnf_bidirectional')
+        error = self.assertRaises(unittest.SkipTest,
+                                  case.test_chain_1vnf_bidirectional)
+        self.assertIn('chain length 1 is not in [epa_chain] chain_lengths',
+                      str(error))
+        case = self.scenarios.ChainBenchmarkTest(
+            'test_chain_2vnf_unidirectional')
+        error = self.assertRaises(unittest.SkipTest,
+                                  case.test_chain_2vnf_unidirectional)
+        self.assertIn('direction unidirectional is not in', str(error))
+
+    def test_heat_client_from_tempest_credentials(self):
+        creds = fake_credentials.FakeKeystoneV3Credentials()
+        session = clients.keystone_session(creds)
+        self.assertEqual('http://fake_uri_v3.com/auth', session.auth.auth_url)
+        (method,) = session.auth.auth_methods
+        self.assertEqual(creds.username, method.username)
+        self.assertEqual(creds.password, method.password)
+        self.assertFalse(session.verify)
+        heat = clients.heat(session)
+        self.assertEqual('orchestration', heat.http_client.service_type)
+        self.assertIs(session, heat.http_client.session)
+
+
+def iter_tests(suite):
+    for item in suite:
+        if isinstance(item, unittest.TestSuite):
+            yield from iter_tests(item)
+        else:
+            yield item
+
+
+ENTRY_POINT_GROUP = 'tempest.test_plugins'
+ENTRY_POINT = 'epa_chain_tempest_plugin.plugin:EpaChainTempestPlugin'
+DISTRIBUTION = 'epa-chain-tempest-plugin'
+
+
+class TempestCommandTest(testtools.TestCase):
+    """`tempest init`, `tempest list-plugins`, `tempest run --list-tests`.
+
+    Tempest finds plugins by entry point, so this needs the
+    epa-chain-tempest-plugin distribution installed next to the `tempest`
+    command (`tox -e tempest-plugin` installs it; a bare source tree on
+    PYTHONPATH does not count).
+    """
+
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        cls.tempest = os.path.join(os.path.dirname(sys.executable), 'tempest')
+        if not os.access(cls.tempest, os.X_OK):
+            raise unittest.SkipTest('no tempest command next to %s (pip '
+                                    'install ./tempest_plugin)'
+                                    % sys.executable)
+        try:
+            distribution = importlib.metadata.distribution(DISTRIBUTION)
+        except importlib.metadata.PackageNotFoundError:
+            raise unittest.SkipTest(
+                'the %s distribution is not installed in this environment '
+                '(pip install ./tempest_plugin): Tempest finds plugins by '
+                'entry point' % DISTRIBUTION)
+        cls.entry_points = [ep.value for ep in distribution.entry_points
+                            if ep.group == ENTRY_POINT_GROUP]
+        # One workspace for the class: `tempest init` takes a second.
+        # It registers workspaces in ~/.tempest, so HOME is a temp dir.
+        cls.home = tempfile.mkdtemp(prefix='epa-chain-tempest-')
+        cls.workspace = os.path.join(cls.home, 'workspace')
+        cls.env = dict(os.environ, HOME=cls.home, TMPDIR=cls.home)
+        cls.init = cls.run_tempest('init', cls.workspace, cwd=cls.home)
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.home, ignore_errors=True)
+        super().tearDownClass()
+
+    @classmethod
+    def run_tempest(cls, *args, cwd=None):
+        return subprocess.run(
+            [cls.tempest] + list(args), cwd=cwd or cls.workspace,
+            env=cls.env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+            universal_newlines=True, timeout=120)
+
+    def setUp(self):
+        super().setUp()
+        self.assertEqual(
+            [ENTRY_POINT], self.entry_points,
+            'tempest_plugin/setup.cfg [entry_points] needs '
+            '"%s =\\n    epa-chain = %s"'
+            % (ENTRY_POINT_GROUP, ENTRY_POINT))
+        self.assertEqual(0, self.init.returncode, self.init.stdout)
+
+    def tempest_command(self, *args):
+        process = self.run_tempest(*args)
+        self.assertEqual(0, process.returncode,
+                         'tempest %s: %s' % (' '.join(args),
+                                             process.stdout[-3000:]))
+        return process.stdout
+
+    def test_list_plugins(self):
+        output = self.tempest_command('list-plugins')
+        self.assertIn('epa-chain', output)
+        self.assertIn(ENTRY_POINT, output)
+
+    def test_list_tests(self):
+        # `tempest run` itself is not run here (seconds of stestr): the
+        # skip without a cloud is ScenarioSkipTest's, under fake config.
+        output = self.tempest_command('run', '--list-tests')
+        listed = sorted(line.strip() for line in output.splitlines()
+                        if line.startswith(SCENARIO_MODULE))
+        self.assertEqual(6, len(listed), output[-3000:])
+        for name, line in zip(sorted(SCENARIO_NAMES), listed):
+            self.assertIn('.ChainBenchmarkTest.%s[id-' % name, line)
+            self.assertTrue(line.endswith(',slow]'), line)
