@@ -38,6 +38,7 @@ from testtools import content
 
 from epa_chain.local import host
 from epa_chain.measurement import results
+from epa_chain.tests import prox_binary
 from epa_chain.tests import repo
 
 VSWITCHD = '/usr/lib/openvswitch-switch-dpdk/ovs-vswitchd-dpdk'
@@ -150,11 +151,9 @@ class TestLocalBed(testtools.TestCase):
         self.assertIn('00:00:00:00:00:20', macs)   # the preset's fixed MACs
 
     def test_pvp_with_prox_vnf(self):
-        binary = os.environ.get('EPA_CHAIN_PROX_BINARY')
-        if not binary:
-            self.skipTest('PROX as the VNF engine: set EPA_CHAIN_PROX_BINARY '
-                          'to a PROX executable (doc/source/prox.rst says '
-                          'how to build one)')
+        binary, reason = prox_binary.find()
+        if binary is None:
+            self.skipTest('PROX as the VNF engine: %s' % reason)
         document, _elapsed = self._run_chain('pvp', '--engine', 'prox',
                                              '--engine-binary', binary)
         self.assertEqual(['prox'], [v['engine'] for v in

@@ -19,12 +19,13 @@ pages), and an l2fwd PROX forwarding both directions back to it. The
 tests drive the generator with `ProxGenerator` and check what PROX
 reports and what crosses the wire.
 
-Opt-in: needs root (namespaces, af_packet) and EPA_CHAIN_PROX_BINARY set
-to a PROX binary (doc/source/prox.rst says how to build one). With two
-CPUs the generator runs forward only, its lat tasks sharing the gen core;
-with four or more it runs bidirectionally on the standard layout. PROX's
-workers poll their CPUs while their tasks run: the forwarder runs only
-during a test, and the trials are a few seconds long.
+Needs root (namespaces, af_packet) and PROX: EPA_CHAIN_PROX_BINARY, or
+EPA_CHAIN_PROX_SOURCE to build it from (epa_chain.tests.prox_binary,
+doc/source/prox.rst). With two CPUs the generator runs forward only, its
+lat tasks sharing the gen core; with four or more it runs bidirectionally
+on the standard layout. PROX's workers poll their CPUs while their tasks
+run: the forwarder runs only during a test, and the trials are a few
+seconds long.
 """
 
 import contextlib
@@ -50,8 +51,8 @@ from epa_chain.prox import client as prox_client
 from epa_chain.prox import gen_config
 from epa_chain.prox import generator as prox_generator
 from epa_chain.prox import traffic
+from epa_chain.tests import prox_binary
 
-_BINARY_VARIABLE = 'EPA_CHAIN_PROX_BINARY'
 _CLONE_NEWNET = 0x40000000
 _ETH_P_ALL = 0x0003
 _PACKET_OUTGOING = 4
@@ -190,15 +191,9 @@ class TestLiveProx(testtools.TestCase):
     @classmethod
     def setUpClass(cls):
         super().setUpClass()
-        binary = os.environ.get(_BINARY_VARIABLE)
-        if not binary:
-            raise unittest.SkipTest(
-                'live PROX test: set %s to a PROX binary (doc/source/'
-                'prox.rst, "Checked against a live PROX", builds one)'
-                % _BINARY_VARIABLE)
-        if not (os.path.isfile(binary) and os.access(binary, os.X_OK)):
-            raise unittest.SkipTest('%s=%s is not an executable file'
-                                    % (_BINARY_VARIABLE, binary))
+        binary, reason = prox_binary.find()
+        if binary is None:
+            raise unittest.SkipTest('live PROX test: %s' % reason)
         if os.geteuid() != 0:
             raise unittest.SkipTest('live PROX test needs root: network '
                                     'namespaces, veths, af_packet ports')
