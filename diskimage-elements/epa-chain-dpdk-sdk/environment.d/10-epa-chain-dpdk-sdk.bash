@@ -1,7 +1,9 @@
-# package: the distribution's dpdk source package (apt-get source), reached
-# through the image's own apt mirror; source: the source-repositories entry
-# "dpdk" (DIB_REPOLOCATION_dpdk, DIB_REPOREF_dpdk, DIB_REPOTYPE_dpdk).
-export DIB_INSTALLTYPE_dpdk=${DIB_INSTALLTYPE_dpdk:-package}
+# distro: the distribution's DPDK packages, nothing compiled (PROX gets the
+# driver-SDK headers from the same version's source package); package: the
+# distribution's dpdk source package compiled with the driver SDK (apt-get
+# source); source: the source-repositories entry "dpdk" compiled
+# (DIB_REPOLOCATION_dpdk, DIB_REPOREF_dpdk, DIB_REPOTYPE_dpdk).
+export DIB_INSTALLTYPE_dpdk=${DIB_INSTALLTYPE_dpdk:-distro}
 
 # Drivers to build (meson enable_drivers): the virtio NIC Nova gives a
 # vhost-user port, af_packet/ring/null for tests; the buses and mempools

@@ -108,6 +108,30 @@ def _deb822_entries(text):
                 yield uri, fields.get('suites', [])
 
 
+def samplevnf_overrides(source):
+    """DIB source-repositories settings for a PROX source, as build.py reads.
+
+    A tarball goes in as is (type file: epa_chain.prox.build unpacks it in
+    the image, as on a host), a git URL (URL#REF) or git checkout is
+    cloned. {} for None; ValueError for what DIB cannot take.
+    """
+    if not source:
+        return {}
+    if os.path.isfile(source):
+        return {'DIB_REPOTYPE_samplevnf': 'file',
+                'DIB_REPOLOCATION_samplevnf':
+                    'file://' + os.path.abspath(source)}
+    location, _sep, ref = source.partition('#')
+    if os.path.isdir(location) and not os.path.isdir(
+            os.path.join(location, '.git')):
+        raise ValueError('%s is a directory but not a git checkout: '
+                         'source-repositories takes a tarball or git '
+                         'repository' % location)
+    return {'DIB_REPOTYPE_samplevnf': 'git',
+            'DIB_REPOLOCATION_samplevnf': location,
+            'DIB_REPOREF_samplevnf': ref or 'HEAD'}
+
+
 def has_device_mapper():
     try:
         with open('/proc/misc') as stream:
@@ -142,6 +166,9 @@ def environment(cache_dir=DEFAULT_CACHE, base=None):
     if os.geteuid() == 0 and not has_device_mapper():
         env['PATH'] = SHIMS + os.pathsep + env['PATH']
     env.setdefault('DIB_IMAGE_CACHE', cache_dir)
+    # The PROX source the host's tests use, unless DIB's own is set.
+    if 'DIB_REPOLOCATION_samplevnf' not in env:
+        env.update(samplevnf_overrides(env.get('EPA_CHAIN_PROX_SOURCE')))
     main, security = apt_mirrors()
     if main:
         env.setdefault('DIB_DISTRIBUTION_MIRROR', main)

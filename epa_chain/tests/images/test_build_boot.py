@@ -21,12 +21,13 @@ configuration of the runtime's golden fixture (testpmd arguments, PROX
 .cfg) and print EPA-CHAIN READY on the serial console; the key from the
 metadata must let us in over SSH, and nothing else.
 
-Slow (minutes) and needs root, debootstrap and QEMU: the testpmd image
-(distribution DPDK) is built only with EPA_CHAIN_IMAGE_TEST=1, which
-`tox -e images` sets; the PROX image (DPDK and PROX compiled in the image)
-also needs EPA_CHAIN_IMAGE_TEST_PROX=1 and a reachable samplevnf
-repository (DIB_REPOLOCATION_samplevnf for a local copy). Settings:
-EPA_CHAIN_IMAGE_TEST_DIR (work directory, default
+Slow (minutes) and needs root, debootstrap and QEMU: built only with
+EPA_CHAIN_IMAGE_TEST=1, which `tox -e images` sets. The PROX images (the
+VNF image with the PROX engine and the generator image; PROX built in the
+image by epa_chain.prox.build against the distribution's DPDK) need the
+samplevnf source: EPA_CHAIN_PROX_SOURCE (a tarball, git URL or git
+checkout, passed to DIB's source-repositories) or DIB_REPOLOCATION_samplevnf
+itself. Settings: EPA_CHAIN_IMAGE_TEST_DIR (work directory, default
 /tmp/epa-chain-image-test), EPA_CHAIN_IMAGE_ACCEL (tcg or kvm, default
 tcg), DIB_IMAGE_CACHE (default ~/.cache/image-create) and any other DIB_*
 variable. The timings and sizes measured are printed and written to
@@ -44,6 +45,7 @@ import unittest
 from epa_chain.chain import readiness
 from epa_chain.tests.images import dib_build
 from epa_chain.tests.images import qemu_vm
+from epa_chain.tests.unit import vnf_runtime_fixtures
 
 NODE = 'vnf1'
 LOGIN_USER = 'epa'   # epa-chain-cloud-init's default user
@@ -55,15 +57,16 @@ IMAGE_SIZE_LIMIT = 1024 ** 3
 BOOT_TIMEOUT = int(os.environ.get('EPA_CHAIN_IMAGE_BOOT_TIMEOUT', '900'))
 
 
-def _skip_reason(extra_switch=None):
+def _skip_reason(needs_prox=False):
     if os.environ.get('EPA_CHAIN_IMAGE_TEST') != '1':
         return ('image build+boot test: set EPA_CHAIN_IMAGE_TEST=1 or run '
                 '`tox -e images` (takes minutes, needs root and QEMU)')
-    if extra_switch and os.environ.get(extra_switch) != '1':
-        return ('the PROX image compiles DPDK and PROX (about 10 minutes) '
-                'and needs the samplevnf repository: set %s=1 (and '
-                'DIB_REPOLOCATION_samplevnf to a local copy if GitHub is '
-                'out of reach)' % extra_switch)
+    if needs_prox and not (os.environ.get('DIB_REPOLOCATION_samplevnf') or
+                           os.environ.get('EPA_CHAIN_PROX_SOURCE')):
+        return ('the PROX images build PROX from samplevnf: set '
+                'EPA_CHAIN_PROX_SOURCE to a samplevnf tarball, git URL or '
+                'git checkout (CI passes ../shared/third_party/'
+                'samplevnf-*.tar.gz), or DIB_REPOLOCATION_samplevnf')
     if os.geteuid() != 0 and subprocess.run(
             ['sudo', '-n', 'true'], capture_output=True).returncode != 0:
         return 'diskimage-builder needs root or passwordless sudo'
@@ -86,11 +89,13 @@ class ImageBuildAndBootChecks:
     BUILD_COMMAND = None
     ENGINE = None
     PRESET = None
-    SWITCH = None     # a second environment switch the class needs
+    NODE = NODE
+    CPUS = vnf_runtime_fixtures.VNF_CPUS
+    NEEDS_PROX = False
 
     @classmethod
     def setUpClass(cls):
-        reason = _skip_reason(cls.SWITCH)
+        reason = _skip_reason(cls.NEEDS_PROX)
         if reason:
             raise unittest.SkipTest(reason)
         cls.workdir = os.path.join(
@@ -98,7 +103,7 @@ class ImageBuildAndBootChecks:
                            '/tmp/epa-chain-image-test'), cls.BUILD_COMMAND)
         shutil.rmtree(cls.workdir, ignore_errors=True)
         os.makedirs(cls.workdir)
-        cls.summary = {'preset': cls.PRESET, 'node': NODE,
+        cls.summary = {'preset': cls.PRESET, 'node': cls.NODE,
                        'engine': cls.ENGINE,
                        'command': 'vnf_images/' + cls.BUILD_COMMAND}
         cls.vm = None
@@ -142,11 +147,10 @@ class ImageBuildAndBootChecks:
 
     @classmethod
     def _boot(cls):
-        # What Heat renders for the preset's VNF with this engine, laid out
-        # as Nova's config drive (the runtime fixtures' code).
-        from epa_chain.tests.unit import vnf_runtime_fixtures
+        # What Heat renders for the preset's node with this engine, laid
+        # out as Nova's config drive (the runtime fixtures' code).
         files = vnf_runtime_fixtures.realise(
-            cls.PRESET, engine=cls.ENGINE)[NODE]
+            cls.PRESET, engine=cls.ENGINE)[cls.NODE]
         cls.key = os.path.join(cls.workdir, 'id_ed25519')
         subprocess.run(['ssh-keygen', '-q', '-t', 'ed25519', '-N', '',
                         '-C', 'epa-chain-image-test', '-f', cls.key],
@@ -160,9 +164,10 @@ class ImageBuildAndBootChecks:
             drive, os.path.join(cls.workdir, 'config-drive.iso'))
         cls.macs = qemu_vm.link_macs(drive)
         accel = os.environ.get('EPA_CHAIN_IMAGE_ACCEL', 'tcg')
-        # The fixtures' standard guest: 2 vCPUs, NICs on slots 3-5.
+        # The fixtures' standard guest: the flavor's vCPUs, NICs on slots
+        # 3-5.
         cls.vm = qemu_vm.VM(cls.build.image, iso, cls.macs, cls.workdir,
-                            cpus=vnf_runtime_fixtures.VNF_CPUS, accel=accel)
+                            cpus=cls.CPUS, accel=accel)
         _log('booting under QEMU (%s), console %s'
              % (accel, cls.vm.console))
         cls.vm.start()
@@ -188,7 +193,8 @@ class ImageBuildAndBootChecks:
         return json.loads(self._ssh('cat /run/epa-chain/status.json'))
 
     def _golden(self, name):
-        with open(os.path.join(FIXTURES, self.PRESET, NODE, name)) as stream:
+        with open(os.path.join(FIXTURES, self.PRESET, self.NODE,
+                               name)) as stream:
             return stream.read()
 
     def _require_ready(self):
@@ -207,7 +213,8 @@ class ImageBuildAndBootChecks:
     def test_runtime_reported_ready_on_the_console(self):
         match = READY_RE.search(self.console_line)
         self.assertIsNotNone(match, 'console says: %s' % self.console_line)
-        self.assertEqual(('epa-chain-vnf1', self.ENGINE), match.groups())
+        self.assertEqual(('epa-chain-' + self.NODE, self.ENGINE),
+                         match.groups())
 
     def test_engine_runs_with_the_golden_configuration(self):
         self._require_ready()
@@ -244,7 +251,8 @@ class ImageBuildAndBootChecks:
         cmdline = self._ssh('cat /proc/cmdline')
         for argument in ('hugepages=512', 'isolcpus=1-N'):
             self.assertIn(argument, cmdline.split())
-        self.assertEqual('1', self._ssh(
+        isolated = '1' if self.CPUS == 2 else '1-%d' % (self.CPUS - 1)
+        self.assertEqual(isolated, self._ssh(
             'cat /sys/devices/system/cpu/isolated').strip())
         self.assertEqual('512', self._ssh(
             'cat /sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages'
@@ -286,20 +294,43 @@ class TestTestpmdImage(ImageBuildAndBootChecks, unittest.TestCase):
 
 
 class TestProxImage(ImageBuildAndBootChecks, unittest.TestCase):
-    """vnf_images/build-vnf-prox: DPDK with the driver SDK, PROX."""
+    """vnf_images/build-vnf-prox: distribution DPDK, PROX built in it."""
 
     BUILD_COMMAND = 'build-vnf-prox'
     ENGINE = 'prox'
     # Unidirectional on purpose: the send-only port needs the drain task
     # of prox_l2fwd, or PROX panics on virtio (dummy RX mempool).
     PRESET = 'pvp-unidir'
-    SWITCH = 'EPA_CHAIN_IMAGE_TEST_PROX'
+    NEEDS_PROX = True
 
     def check_engine(self, status):
         self.assertEqual(self._golden('prox.cfg'),
                          self._ssh('cat %s' % status['config_file']))
         self.assertEqual('prox', os.path.basename(status['command'][0]))
         self._ssh('pgrep -x prox')
+
+
+class TestGeneratorImage(ImageBuildAndBootChecks, unittest.TestCase):
+    """vnf_images/build-generator: PROX with the gen and lat tasks."""
+
+    BUILD_COMMAND = 'build-generator'
+    ENGINE = 'prox'
+    PRESET = 'pvp-unidir'
+    NODE = 'generator'
+    CPUS = vnf_runtime_fixtures.GENERATOR_CPUS
+    NEEDS_PROX = True
+
+    def check_engine(self, status):
+        self.assertEqual('prox', os.path.basename(status['command'][0]))
+        config = self._ssh('cat %s' % status['config_file'])
+        # The generator's configuration (epa_chain.prox.gen_config), not
+        # the VNF's l2fwd.
+        for task in ('mode=gen', 'mode=lat'):
+            self.assertIn(task, config)
+        self._ssh('pgrep -x prox')
+        # The control socket the measurement engine drives.
+        self._ssh('python3 -c "import socket; socket.create_connection('
+                  '((\'127.0.0.1\', 8474), 5).close()"')
 
 
 if __name__ == '__main__':
