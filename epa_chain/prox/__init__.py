@@ -17,8 +17,11 @@
   layout; the VNF runtime renders it inside the generator image.
 - `traffic`: flow counts as PROX random fields or ranges, IMIX cycles.
 - `generator`: `ProxGenerator`, a `measurement.trial.Generator`.
+- `build`: PROX itself, built from a pinned samplevnf source and cached
+  (`epa-chain prox build`, and in the images); `dpdk_sdk`: the DPDK it
+  builds against and the driver-SDK headers libdpdk-dev lacks.
 
 This package is installed into the images, where only the standard library
-and PyYAML exist: do not import `generator` (it needs epa_chain.measurement)
-from here.
+and PyYAML exist (build and dpdk_sdk use the standard library only): do
+not import `generator` (it needs epa_chain.measurement) from here.
 """

@@ -34,18 +34,17 @@ import argparse
 import contextlib
 import datetime
 import fcntl
-import glob
 import hashlib
 import json
 import os
 import re
 import shutil
 import stat
-import subprocess
 import sys
 import tarfile
-import tempfile
 import time
+
+from epa_chain.prox import dpdk_sdk
 
 CACHE_VARIABLE = 'EPA_CHAIN_PROX_CACHE'
 SOURCE_VARIABLE = 'EPA_CHAIN_PROX_SOURCE'
@@ -54,17 +53,6 @@ MANIFEST = 'manifest.json'
 BINARY = 'prox'
 PROX_SUBDIR = os.path.join('VNFs', 'DPPD-PROX')
 TARBALL_SUFFIXES = ('.tar.gz', '.tgz', '.tar.xz', '.txz', '.tar')
-# The driver-SDK headers PROX includes, as laid out in DPDK's source tree.
-SDK_HEADERS = (
-    'lib/eal/include/bus_driver.h',
-    'lib/eal/include/dev_driver.h',
-    'lib/ethdev/ethdev_driver.h',
-    'lib/ethdev/ethdev_pci.h',
-    'lib/ethdev/ethdev_vdev.h',
-    'drivers/bus/pci/bus_pci_driver.h',
-    'drivers/bus/vdev/bus_vdev_driver.h',
-    'drivers/bus/pci/private.h',
-)
 # Debian package -> a program it provides (None: a library, by dpkg only).
 BUILD_PACKAGES = (
     ('meson', 'meson'),
@@ -80,15 +68,37 @@ BUILD_PACKAGES = (
     ('libncurses-dev', None),
 )
 LOG_TAIL_LINES = 15
-SOURCES_LIST = '/etc/apt/sources.list'
-SOURCES_PARTS = '/etc/apt/sources.list.d'
-OS_RELEASE = '/etc/os-release'
 _HEX40 = re.compile(r'^[0-9a-f]{40}$')
 _GIT_URL = re.compile(r'^(https?|git|ssh|file)://|^[\w.-]+@[\w.-]+:')
 
 
 class BuildError(Exception):
     """A build step failed; the message names it and says how to fix it."""
+
+
+_last_line = dpdk_sdk.tool_error
+_safe = dpdk_sdk.safe_name
+
+
+def _run(argv, **kwargs):
+    return dpdk_sdk.run_tool(argv, **kwargs)
+
+
+def dpdk_versions():
+    """(pkg-config version, Debian package version or None); BuildError."""
+    try:
+        return dpdk_sdk.dpdk_versions()
+    except dpdk_sdk.SdkError as error:
+        raise BuildError(str(error))
+
+
+def sdk_headers(cache_dir, dpdk_version, debian_version, say=None):
+    """The SDK headers' directory (None: DPDK has them); BuildError."""
+    try:
+        return dpdk_sdk.sdk_headers(cache_dir, dpdk_version, debian_version,
+                                    say)
+    except dpdk_sdk.SdkError as error:
+        raise BuildError(str(error))
 
 
 class Source:
@@ -103,31 +113,6 @@ class Source:
 
     def __repr__(self):
         return 'Source(%s %s %s)' % (self.kind, self.location, self.digest)
-
-
-def _run(argv, cwd=None, env=None, log=None, timeout=None):
-    """Run argv; CompletedProcess with text output (or into log)."""
-    try:
-        if log is not None:
-            return subprocess.run(argv, cwd=cwd, env=env, stdout=log,
-                                  stderr=subprocess.STDOUT, text=True,
-                                  timeout=timeout)
-        return subprocess.run(argv, cwd=cwd, env=env, capture_output=True,
-                              text=True, timeout=timeout)
-    except FileNotFoundError:
-        return subprocess.CompletedProcess(argv, 127, '',
-                                           '%s: not found' % argv[0])
-
-
-def _last_line(text):
-    """The line of a tool's output that says why: its error, else the last.
-    """
-    lines = [line.strip() for line in (text or '').splitlines()
-             if line.strip()]
-    for line in lines:
-        if line.startswith(('fatal:', 'E:', 'ERROR:', 'error:')):
-            return line
-    return lines[-1] if lines else 'no output'
 
 
 # -- the source ------------------------------------------------------------
@@ -277,246 +262,6 @@ def identify(source):
     return Source('directory', path, digest, commit=commit)
 
 
-# -- DPDK and its SDK headers ----------------------------------------------
-
-
-def dpdk_versions():
-    """(pkg-config version, Debian package version or None); BuildError."""
-    result = _run(['pkg-config', '--modversion', 'libdpdk'])
-    if result.returncode != 0:
-        raise BuildError('no libdpdk-dev: pkg-config --modversion libdpdk '
-                         'failed (%s); apt-get install libdpdk-dev'
-                         % _last_line(result.stderr))
-    package = _run(['dpkg-query', '-W', '-f=${Version}', 'libdpdk-dev'])
-    debian = package.stdout.strip() if package.returncode == 0 else None
-    return result.stdout.strip(), debian or None
-
-
-def _dpdk_include_dirs():
-    result = _run(['pkg-config', '--cflags-only-I', 'libdpdk'])
-    return [word[2:] for word in result.stdout.split()
-            if word.startswith('-I')]
-
-
-def has_sdk_headers(include_dirs=None):
-    """True if DPDK's own include dirs already hold the SDK headers.
-
-    DPDK built with -Denable_driver_sdk=true installs them; then nothing
-    needs fetching.
-    """
-    if include_dirs is None:
-        include_dirs = _dpdk_include_dirs()
-    names = {os.path.basename(h) for h in SDK_HEADERS} - {'private.h'}
-    found = set()
-    for directory in include_dirs:
-        found.update(n for n in names
-                     if os.path.isfile(os.path.join(directory, n)))
-    return found == names
-
-
-def os_codename(path=OS_RELEASE):
-    try:
-        with open(path) as stream:
-            for line in stream:
-                key, _sep, value = line.strip().partition('=')
-                if key == 'VERSION_CODENAME':
-                    return value.strip('"\'') or None
-    except OSError:
-        pass
-    return None
-
-
-def _is_distribution_suite(suite, codename):
-    if codename is None:
-        return True
-    base = suite.split('/')[0]
-    return base == codename or base.startswith(codename + '-')
-
-
-def _one_line_entries(text):
-    """(options, uri, suite, components) of every `deb` line."""
-    for line in text.splitlines():
-        line = line.split('#', 1)[0].strip()
-        if not line.startswith('deb '):
-            continue
-        options = ''
-        rest = line[4:].strip()
-        if rest.startswith('['):
-            options, _sep, rest = rest[1:].partition(']')
-            options = options.strip()
-        words = rest.split()
-        if len(words) >= 2:
-            yield options, words[0], words[1], words[2:]
-
-
-def _deb822_entries(text):
-    for stanza in re.split(r'\n\s*\n', text):
-        fields = {}
-        key = None
-        for line in stanza.splitlines():
-            if line.startswith('#'):
-                continue
-            if line[:1] in (' ', '\t') and key:
-                fields[key] += ' ' + line.strip()
-                continue
-            if ':' in line:
-                key, value = line.split(':', 1)
-                key = key.strip().lower()
-                fields[key] = value.strip()
-        if 'deb' not in fields.get('types', '').split():
-            continue
-        if fields.get('enabled', 'yes').lower() == 'no':
-            continue
-        options = []
-        for field, option in (('signed-by', 'signed-by'),
-                              ('architectures', 'arch'),
-                              ('trusted', 'trusted')):
-            value = fields.get(field)
-            # An inline key block cannot go on a one-line entry.
-            if value and '\n' not in value and ' ' not in value:
-                options.append('%s=%s' % (option, value))
-        for uri in fields.get('uris', '').split():
-            for suite in fields.get('suites', '').split():
-                yield (' '.join(options), uri, suite,
-                       fields.get('components', '').split())
-
-
-def deb_src_lines(sources_list=SOURCES_LIST, parts_dir=SOURCES_PARTS,
-                  codename=None):
-    """deb-src twins of the system's deb entries for the distribution.
-
-    Only entries whose suite is the distribution's (codename, codename-*)
-    are kept: third-party repositories have no dpdk source package and may
-    not be reachable. Both the one-line (.list) and deb822 (.sources)
-    formats are read; disabled files (other suffixes) are not.
-    """
-    files = [sources_list] if os.path.isfile(sources_list) else []
-    if os.path.isdir(parts_dir):
-        files += sorted(glob.glob(os.path.join(parts_dir, '*.list')) +
-                        glob.glob(os.path.join(parts_dir, '*.sources')))
-    lines = []
-    for path in files:
-        with open(path, errors='replace') as stream:
-            text = stream.read()
-        entries = (_deb822_entries(text) if path.endswith('.sources')
-                   else _one_line_entries(text))
-        for options, uri, suite, components in entries:
-            if not _is_distribution_suite(suite, codename):
-                continue
-            line = 'deb-src %s%s %s %s' % (
-                '[%s] ' % options if options else '', uri, suite,
-                ' '.join(components))
-            if line.strip() not in lines:
-                lines.append(line.strip())
-    return lines
-
-
-def _apt_options(private):
-    # Everything apt writes goes to the private directory.
-    return ['-o', 'Dir::Etc::SourceList=%s'
-            % os.path.join(private, 'sources.list'),
-            '-o', 'Dir::Etc::SourceParts=/dev/null',
-            '-o', 'Dir::State::Lists=%s' % os.path.join(private, 'lists'),
-            '-o', 'Dir::Cache=%s' % os.path.join(private, 'cache'),
-            '-o', 'Debug::NoLocking=1',
-            '-o', 'APT::Sandbox::User=root']
-
-
-def fetch_dpdk_orig(debian_version, workdir, say=None):
-    """Download dpdk=VERSION's source package into workdir; its orig tarball.
-    """
-    say = say or (lambda message: None)
-    private = os.path.join(workdir, 'apt')
-    for sub in ('lists/partial', 'cache/archives/partial'):
-        os.makedirs(os.path.join(private, sub), exist_ok=True)
-    lines = deb_src_lines(codename=os_codename())
-    if not lines:
-        raise BuildError('apt-get source dpdk=%s failed: no deb entries of '
-                         'the distribution in %s or %s to derive deb-src '
-                         'lines from' % (debian_version, SOURCES_LIST,
-                                         SOURCES_PARTS))
-    with open(os.path.join(private, 'sources.list'), 'w') as stream:
-        stream.write('\n'.join(lines) + '\n')
-    say('fetching the dpdk=%s source package through %d deb-src entries'
-        % (debian_version, len(lines)))
-    options = _apt_options(private)
-    update = _run(['apt-get', '-q'] + options + ['update'], timeout=900)
-    download = os.path.join(workdir, 'download')
-    os.makedirs(download, exist_ok=True)
-    result = _run(['apt-get', '-q'] + options +
-                  ['source', '--download-only', 'dpdk=%s' % debian_version],
-                  cwd=download, timeout=1800)
-    if result.returncode != 0:
-        reason = _last_line(result.stderr or result.stdout)
-        if update.returncode != 0:
-            reason += ' (apt-get update: %s)' % _last_line(
-                update.stderr or update.stdout)
-        raise BuildError('apt-get source dpdk=%s failed: %s; a deb-src '
-                         'entry for the distribution mirror must be '
-                         'reachable (derived from %s)'
-                         % (debian_version, reason, SOURCES_LIST + ', ' +
-                            SOURCES_PARTS))
-    found = sorted(glob.glob(os.path.join(download, 'dpdk_*.orig.tar.*')))
-    if not found:
-        raise BuildError('apt-get source dpdk=%s downloaded no '
-                         'dpdk_*.orig.tar.* into %s'
-                         % (debian_version, download))
-    return found[0]
-
-
-def extract_sdk_headers(orig_tarball, dest):
-    """Copy SDK_HEADERS from a DPDK source tarball, flattened, into dest."""
-    wanted = {h: os.path.basename(h) for h in SDK_HEADERS}
-    found = {}
-    with tarfile.open(orig_tarball) as archive:
-        for member in archive:
-            if not member.isfile():
-                continue
-            # Strip the top directory (dpdk-stable-22.11.11/).
-            relative = member.name.split('/', 1)[-1]
-            if relative in wanted and relative not in found:
-                stream = archive.extractfile(member)
-                found[relative] = stream.read()
-    missing = sorted(set(wanted) - set(found))
-    if missing:
-        raise BuildError('%s lacks the DPDK SDK header(s) %s: is it a DPDK '
-                         '22.11-or-later source package?'
-                         % (orig_tarball, ', '.join(missing)))
-    os.makedirs(dest, exist_ok=True)
-    for relative, data in found.items():
-        with open(os.path.join(dest, wanted[relative]), 'wb') as stream:
-            stream.write(data)
-    return dest
-
-
-def sdk_headers(cache_dir, dpdk_version, debian_version, say=None):
-    """A directory with the SDK headers for this DPDK, cached; or None.
-
-    None when DPDK's own include directories already have them.
-    """
-    if has_sdk_headers():
-        return None
-    if not debian_version:
-        raise BuildError('DPDK %s lacks the driver-SDK headers and is not '
-                         "Debian's libdpdk-dev, whose source package "
-                         'could provide them: install libdpdk-dev, or DPDK '
-                         'built with -Denable_driver_sdk=true'
-                         % dpdk_version)
-    final = os.path.join(cache_dir, 'dpdk-sdk-headers',
-                         _safe(debian_version))
-    if all(os.path.isfile(os.path.join(final, os.path.basename(h)))
-           for h in SDK_HEADERS):
-        return final
-    os.makedirs(os.path.dirname(final), exist_ok=True)
-    with tempfile.TemporaryDirectory(dir=os.path.dirname(final),
-                                     prefix='.fetch-') as work:
-        orig = fetch_dpdk_orig(debian_version, work, say)
-        staged = extract_sdk_headers(orig, os.path.join(work, 'headers'))
-        shutil.rmtree(final, ignore_errors=True)
-        os.rename(staged, final)
-    return final
-
-
 # -- building --------------------------------------------------------------
 
 
@@ -560,10 +305,6 @@ def install_packages(packages, say=None):
         raise BuildError('apt-get install %s failed: %s'
                          % (' '.join(packages),
                             _last_line(result.stderr or result.stdout)))
-
-
-def _safe(text):
-    return re.sub(r'[^A-Za-z0-9._-]', '_', text)
 
 
 def cache_root(cache_dir=None):
@@ -736,7 +477,8 @@ def build(source, cache_dir=None, progress=None):
     if binary:
         say('cached: %s' % binary)
         return binary
-    missing = missing_packages(need_source_package=not has_sdk_headers())
+    missing = missing_packages(
+        need_source_package=not dpdk_sdk.has_sdk_headers())
     if missing:
         raise BuildError('missing build dependencies: %s; apt-get install '
                          '%s (or pass --install-deps)'
@@ -815,8 +557,8 @@ def add_arguments(parser):
              % SOURCE_VARIABLE)
     parser.add_argument(
         '--cache-dir', default=None,
-        help='cache root (default $%s or %s)' % (CACHE_VARIABLE,
-                                                  DEFAULT_CACHE))
+        help='cache root (default $%s or %s)'
+             % (CACHE_VARIABLE, DEFAULT_CACHE))
     parser.add_argument(
         '--install-deps', action='store_true',
         help='apt-get install the missing build dependencies first')

@@ -46,8 +46,7 @@ def _progress(message):
 
 
 def find(environ=None):
-    """(path, None) | (None, reason); ProxBinaryError if asked but broken.
-    """
+    """(path, None) | (None, reason); ProxBinaryError if given but bad."""
     environ = os.environ if environ is None else environ
     binary = environ.get(BINARY_VARIABLE)
     if binary:

@@ -30,6 +30,7 @@ from unittest import mock
 
 from epa_chain import cli
 from epa_chain.prox import build
+from epa_chain.prox import dpdk_sdk
 from epa_chain.tests import prox_binary
 
 COMMIT = 'c97164903fc712487b26aa80edec3a96b6049074'
@@ -198,7 +199,7 @@ class TestDebSrcLines(TempDir):
         os.makedirs(parts_dir, exist_ok=True)
         for name, text in (parts or {}).items():
             _write(os.path.join(parts_dir, name), text)
-        return build.deb_src_lines(sources, parts_dir, codename='bookworm')
+        return dpdk_sdk.deb_src_lines(sources, parts_dir, codename='bookworm')
 
     def test_one_line_format(self):
         lines = self._lists(
@@ -258,8 +259,8 @@ class TestDebSrcLines(TempDir):
         path = _write(os.path.join(self.tmp, 'os-release'),
                       'PRETTY_NAME="Debian GNU/Linux 12 (bookworm)"\n'
                       'VERSION_CODENAME=bookworm\n')
-        self.assertEqual('bookworm', build.os_codename(path))
-        self.assertIsNone(build.os_codename(os.path.join(self.tmp, 'no')))
+        self.assertEqual('bookworm', dpdk_sdk.os_codename(path))
+        self.assertIsNone(dpdk_sdk.os_codename(os.path.join(self.tmp, 'no')))
 
 
 class FakeTools:
@@ -290,7 +291,8 @@ class FakeTools:
 class TestDpdkAndHeaders(TempDir):
 
     def test_no_libdpdk_dev(self):
-        with mock.patch.object(build, '_run', FakeTools(self, dpdk=None)):
+        with mock.patch.object(dpdk_sdk, 'run_tool',
+                               FakeTools(self, dpdk=None)):
             with self.assertRaisesRegex(
                     build.BuildError, r'^no libdpdk-dev: pkg-config '
                     r'--modversion libdpdk failed \(Package libdpdk was not '
@@ -298,11 +300,11 @@ class TestDpdkAndHeaders(TempDir):
                 build.dpdk_versions()
 
     def test_versions(self):
-        with mock.patch.object(build, '_run', FakeTools(self)):
+        with mock.patch.object(dpdk_sdk, 'run_tool', FakeTools(self)):
             self.assertEqual(('22.11.11', '22.11.11-0+deb12u1'),
                              build.dpdk_versions())
 
-    def _orig(self, headers=build.SDK_HEADERS):
+    def _orig(self, headers=dpdk_sdk.SDK_HEADERS):
         top = os.path.join(self.tmp, 'dpdk-stable-22.11.11')
         for header in headers:
             _write(os.path.join(top, header), '/* %s */\n' % header)
@@ -313,21 +315,21 @@ class TestDpdkAndHeaders(TempDir):
         return path
 
     def test_headers_extracted_flat(self):
-        dest = build.extract_sdk_headers(self._orig(),
-                                         os.path.join(self.tmp, 'h'))
+        dest = dpdk_sdk.extract_sdk_headers(self._orig(),
+                                            os.path.join(self.tmp, 'h'))
         self.assertEqual(sorted(os.path.basename(h)
-                                for h in build.SDK_HEADERS),
+                                for h in dpdk_sdk.SDK_HEADERS),
                          sorted(os.listdir(dest)))
         with open(os.path.join(dest, 'bus_pci_driver.h')) as stream:
             self.assertEqual('/* drivers/bus/pci/bus_pci_driver.h */\n',
                              stream.read())
 
     def test_header_missing_in_the_source_package(self):
-        orig = self._orig(build.SDK_HEADERS[1:])
+        orig = self._orig(dpdk_sdk.SDK_HEADERS[1:])
         with self.assertRaisesRegex(
-                build.BuildError, r'dpdk_22.11.11.orig.tar.xz lacks the DPDK '
+                dpdk_sdk.SdkError, r'dpdk_22.11.11.orig.tar.xz lacks the DPDK '
                 r'SDK header\(s\) lib/eal/include/bus_driver.h'):
-            build.extract_sdk_headers(orig, os.path.join(self.tmp, 'h'))
+            dpdk_sdk.extract_sdk_headers(orig, os.path.join(self.tmp, 'h'))
         self.assertFalse(os.path.exists(os.path.join(self.tmp, 'h')))
 
     def _patch_sources(self):
@@ -335,10 +337,10 @@ class TestDpdkAndHeaders(TempDir):
         _write(lists, 'deb http://deb.debian.org/debian bookworm main\n')
         for name, value in (('SOURCES_LIST', lists),
                             ('SOURCES_PARTS', os.path.join(self.tmp, 'no'))):
-            patcher = mock.patch.object(build, name, value)
+            patcher = mock.patch.object(dpdk_sdk, name, value)
             patcher.start()
             self.addCleanup(patcher.stop)
-        patcher = mock.patch.object(build, 'os_codename',
+        patcher = mock.patch.object(dpdk_sdk, 'os_codename',
                                     return_value='bookworm')
         patcher.start()
         self.addCleanup(patcher.stop)
@@ -353,8 +355,8 @@ class TestDpdkAndHeaders(TempDir):
             return _done()
         tools.apt_source = apt_source
         cache = os.path.join(self.tmp, 'cache')
-        with mock.patch.object(build, '_run', tools), \
-                mock.patch.object(build, 'has_sdk_headers',
+        with mock.patch.object(dpdk_sdk, 'run_tool', tools), \
+                mock.patch.object(dpdk_sdk, 'has_sdk_headers',
                                   return_value=False):
             headers = build.sdk_headers(cache, '22.11.11',
                                         '22.11.11-0+deb12u1')
@@ -385,8 +387,8 @@ class TestDpdkAndHeaders(TempDir):
         tools.apt_source = lambda cwd: _done(
             'Reading package lists...\n', 100,
             "E: You must put some 'deb-src' URIs in your sources.list\n")
-        with mock.patch.object(build, '_run', tools), \
-                mock.patch.object(build, 'has_sdk_headers',
+        with mock.patch.object(dpdk_sdk, 'run_tool', tools), \
+                mock.patch.object(dpdk_sdk, 'has_sdk_headers',
                                   return_value=False):
             with self.assertRaises(build.BuildError) as caught:
                 build.sdk_headers(os.path.join(self.tmp, 'c'), '22.11.11',
@@ -402,11 +404,11 @@ class TestDpdkAndHeaders(TempDir):
 
     def test_installed_sdk_headers_need_no_fetch(self):
         include = os.path.join(self.tmp, 'include')
-        for header in build.SDK_HEADERS:
+        for header in dpdk_sdk.SDK_HEADERS:
             _write(os.path.join(include, os.path.basename(header)))
-        self.assertTrue(build.has_sdk_headers([include, '/nonexistent']))
+        self.assertTrue(dpdk_sdk.has_sdk_headers([include, '/nonexistent']))
         os.unlink(os.path.join(include, 'ethdev_driver.h'))
-        self.assertFalse(build.has_sdk_headers([include]))
+        self.assertFalse(dpdk_sdk.has_sdk_headers([include]))
 
 
 class BuildTest(TempDir):
@@ -419,14 +421,15 @@ class BuildTest(TempDir):
                                os.path.join(self.tmp, 'tree'))
         self.cache = os.path.join(self.tmp, 'cache')
         self.compiles = []
-        for name, kwargs in (
-                ('dpdk_versions',
-                 {'return_value': ('22.11.11', '22.11.11-0+deb12u1')}),
-                ('sdk_headers', {'return_value': '/headers'}),
-                ('has_sdk_headers', {'return_value': False}),
-                ('missing_packages', {'return_value': []}),
-                ('_meson_ninja', {'side_effect': self._compile})):
-            patcher = mock.patch.object(build, name, **kwargs)
+        patches = (
+            (build, 'dpdk_versions',
+             {'return_value': ('22.11.11', '22.11.11-0+deb12u1')}),
+            (build, 'sdk_headers', {'return_value': '/headers'}),
+            (dpdk_sdk, 'has_sdk_headers', {'return_value': False}),
+            (build, 'missing_packages', {'return_value': []}),
+            (build, '_meson_ninja', {'side_effect': self._compile}))
+        for module, name, kwargs in patches:
+            patcher = mock.patch.object(module, name, **kwargs)
             patcher.start()
             self.addCleanup(patcher.stop)
 
