@@ -149,6 +149,10 @@ def sha256_file(path):
     return digest.hexdigest()
 
 
+def _is_build_dir(name):
+    return name in ('.git', 'build') or name.startswith('build-')
+
+
 def tree_digest(top):
     """sha256 over a tree's relative paths, modes and contents.
 
@@ -156,8 +160,7 @@ def tree_digest(top):
     """
     digest = hashlib.sha256()
     for dirpath, dirnames, filenames in os.walk(top):
-        dirnames[:] = sorted(d for d in dirnames
-                             if d != '.git' and not d.startswith('build'))
+        dirnames[:] = sorted(d for d in dirnames if not _is_build_dir(d))
         for name in sorted(filenames):
             path = os.path.join(dirpath, name)
             relative = os.path.relpath(path, top)
@@ -392,8 +395,9 @@ def _fetch_source(source, dest, log):
                                 log.name))
     else:
         prox = prox_dir(source.location)
-        shutil.copytree(prox, dest, symlinks=True, ignore=shutil.
-                        ignore_patterns('.git', 'build', 'build-*'))
+        shutil.copytree(prox, dest, symlinks=True,
+                        ignore=lambda _dir, names: [
+                            n for n in names if _is_build_dir(n)])
     prox = prox_dir(dest)
     if prox is None:
         raise BuildError('PROX source %s is not a samplevnf tree: no %s '

@@ -111,6 +111,7 @@ class TestIdentify(TempDir):
         prox = _samplevnf(os.path.join(self.tmp, 'tree'))
         before = build.tree_digest(prox)
         _write(os.path.join(prox, 'build', 'prox'), 'binary')
+        _write(os.path.join(prox, 'build-x86', 'prox'), 'binary')
         _write(os.path.join(prox, '.git', 'HEAD'), 'ref')
         self.assertEqual(before, build.tree_digest(prox))
         _write(os.path.join(prox, 'main.c'), 'int main(void) { return 1; }')
