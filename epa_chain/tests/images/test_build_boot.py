@@ -328,9 +328,14 @@ class TestGeneratorImage(ImageBuildAndBootChecks, unittest.TestCase):
         for task in ('mode=gen', 'mode=lat'):
             self.assertIn(task, config)
         self._ssh('pgrep -x prox')
-        # The control socket the measurement engine drives.
-        self._ssh('python3 -c "import socket; socket.create_connection('
-                  '((\'127.0.0.1\', 8474), 5).close()"')
+        # The measurement engine's way in: the relay on the management
+        # address (status) to PROX's UNIX socket, whose protocol answers.
+        self.assertEqual(8474, status['control']['port'])
+        reply = self._ssh(
+            'sudo python3 -c "import socket; s = socket.socket('
+            'socket.AF_UNIX); s.connect(\'/tmp/prox.sock\'); '
+            's.sendall(b\'version\\n\'); print(s.recv(200).decode())"')
+        self.assertRegex(reply.strip(), r'^\d+,\d+$')
 
 
 if __name__ == '__main__':
