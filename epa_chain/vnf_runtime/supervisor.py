@@ -158,9 +158,13 @@ class Supervisor:
         finally:
             os.close(slave)
         self._terminal = master
-        self._reader = threading.Thread(target=self._read_output,
-                                        args=(master,), daemon=True)
-        self._reader.start()
+        # Started before it is published: stop() from another thread joins
+        # whatever self._reader holds, and an unstarted thread cannot be
+        # joined.
+        reader = threading.Thread(target=self._read_output, args=(master,),
+                                  daemon=True)
+        reader.start()
+        self._reader = reader
 
     def _read_output(self, master):
         pending = b''
