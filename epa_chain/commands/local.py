@@ -14,9 +14,12 @@
 
 No cloud: Heat's own engine resolves the stack in-process; provider VLAN
 networks become OVS-DPDK bridges (userspace datapath, private OVS), VNF
-ports vhost-user ports, servers VNF runtimes driving dpdk-testpmd through
-virtio-user, and the generator a paced AF_PACKET sender/receiver. Needs
-root; installs the Debian packages it lacks.
+ports vhost-user ports, servers VNF runtimes driving PROX (or
+dpdk-testpmd) through virtio-user, and the generator PROX on vhost-user
+ports too, or a paced AF_PACKET sender/receiver when there is no PROX
+binary. Needs root; installs the Debian packages it lacks.
+
+  epa-chain local run --preset pvp --prox-source samplevnf.tar.gz
 
   epa-chain local run --preset pvp --frame-sizes 64,512 --json out.json
   epa-chain local run --preset vecpe --vnf-counts 0,1,2,3
@@ -35,6 +38,8 @@ from epa_chain.commands import measure
 from epa_chain.measurement import options as campaign_options
 
 DEFAULT_PREFIX = 'epa'
+_PROX_BINARY_ENV = 'EPA_CHAIN_PROX_BINARY'
+_PROX_SOURCE_ENV = 'EPA_CHAIN_PROX_SOURCE'
 
 
 def add_arguments(parser):
@@ -106,11 +111,24 @@ def _stack_arguments(parser):
                        help='template parameter, repeatable (wins over '
                             'environments)')
     group.add_argument('--engine', choices=('testpmd', 'prox'),
-                       default='testpmd',
-                       help='VNF forwarding engine (default: testpmd, from '
-                            'the dpdk-dev package)')
+                       help='VNF forwarding engine (default: prox when a '
+                            'PROX binary is given or built, the seeds\' '
+                            'engine; else testpmd, from the dpdk-dev '
+                            'package)')
     group.add_argument('--engine-binary', metavar='PATH',
-                       help='the engine executable (default: found on PATH)')
+                       help='the engine executable (default: the PROX '
+                            'binary for prox, else found on PATH)')
+    group.add_argument('--generator', choices=('prox', 'afpacket'),
+                       help='traffic generator (default: prox when a PROX '
+                            'binary is given or built, else afpacket, the '
+                            'Python AF_PACKET sender, ~10^5 fps)')
+    group.add_argument('--prox-binary', metavar='PATH',
+                       help='PROX executable (default: $%s)'
+                            % _PROX_BINARY_ENV)
+    group.add_argument('--prox-source', metavar='SRC',
+                       help='build PROX from a samplevnf tarball, git URL '
+                            'or directory, cached (default: $%s)'
+                            % _PROX_SOURCE_ENV)
     group.add_argument('--no-install', dest='install', action='store_false',
                        help='do not apt-get install missing packages')
 
@@ -248,14 +266,45 @@ def _up_once(args, state, progress, vnf_count=None):
     from epa_chain.local import session
 
     session.preflight(args.install, progress)
+    _choose_engines(args, progress)
     stack = _stack(args, vnf_count)
     progress('resolving %s with %s (Heat engine, in-process)' % (
         stack.template, ', '.join(stack.environments)))
     resolved = session.resolve(stack)
-    plan = session.make_plan(resolved.topology, state, vnf_count)
+    plan = session.make_plan(resolved.topology, state, vnf_count,
+                             generator=args.generator,
+                             generator_why=args.generator_why)
     for note in plan.notes + plan.flavors:
         progress('plan: ' + note)
-    return session.bring_up(plan, state, progress, args.engine_binary)
+    engine_binary = args.engine_binary
+    if not engine_binary and args.engine == 'prox':
+        engine_binary = args.prox_found
+    return session.bring_up(plan, state, progress, engine_binary,
+                            prox_binary=args.prox_found)
+
+
+def _choose_engines(args, progress):
+    """PROX as engine and generator when there is a binary (once a run)."""
+    from epa_chain.local import prox_generator
+
+    if hasattr(args, 'prox_found'):
+        return
+    found, how = prox_generator.find_binary(args.prox_binary,
+                                            args.prox_source, progress)
+    args.prox_found = found
+    if found:
+        progress('PROX: %s' % found)
+    if args.engine is None:
+        args.engine = 'prox' if found else 'testpmd'
+    if args.generator is None:
+        args.generator = 'prox' if found else 'afpacket'
+        args.generator_why = ('default: a PROX binary (%s)' % how if found
+                              else 'default: no PROX binary (%s)' % how)
+    else:
+        args.generator_why = '--generator %s' % args.generator
+    if args.generator == 'prox' and not found:
+        raise ValueError('--generator prox: no PROX binary (%s); give '
+                         '--prox-binary PATH or --prox-source SRC' % how)
 
 
 def _up(args, state, progress):

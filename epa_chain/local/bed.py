@@ -54,6 +54,7 @@ def summary(plan):
                   'cpus': list(v.cpus), 'pinned': v.pinned}
                  for v in plan.vnfs],
         'generator': plan.generator.name,
+        'generator_kind': plan.generator.kind,
         'directions': list(plan.directions),
         'hugepages_2mb': plan.hugepages, 'pmd_cpus': list(plan.pmd_cpus),
         'flavors': list(plan.flavors), 'notes': list(plan.notes),
@@ -64,11 +65,12 @@ class Bed:
     """One bed: the plan, its record, and handles on what runs."""
 
     def __init__(self, plan, state, progress, engine_binary=None,
-                 ready_timeout_s=READY_TIMEOUT_S):
+                 ready_timeout_s=READY_TIMEOUT_S, prox_binary=None):
         self.plan = plan
         self.state = state
         self.progress = progress
         self.engine_binary = engine_binary
+        self.prox_binary = prox_binary
         self.ready_timeout_s = ready_timeout_s
         self.switch = None
         self.generator = None
@@ -130,7 +132,10 @@ class Bed:
             len(plan.ports)))
         self._start_vnfs()
         self._wait_ready()
-        self.generator = self._make_generator()
+        if plan.generator.kind == 'prox':
+            self.generator = self._start_prox_generator()
+        else:
+            self.generator = self._make_generator()
         state.set(phase='up')
         self.timings['up_s'] = time.monotonic() - started
         self.progress('up in %.1f s' % self.timings['up_s'])
@@ -160,6 +165,16 @@ class Bed:
             argv += ['--virtio-user', '%s=%s' % (port.mac, port.socket)]
         if self.engine_binary:
             argv += ['--%s' % vnf.config.engine, self.engine_binary]
+        if vnf.config.engine == 'prox':
+            # PROX's control socket is always /tmp/prox.sock: each PROX VNF
+            # gets a /tmp of its own.
+            from epa_chain.local import private_tmp
+            keep = [self.state.directory, PACKAGE_ROOT]
+            if self.engine_binary:
+                keep.append(os.path.dirname(os.path.abspath(
+                    self.engine_binary)))
+            argv = private_tmp.wrap(argv, os.path.join(directory, 'tmp'),
+                                    keep)
         return argv
 
     def _start_vnfs(self):
@@ -179,7 +194,8 @@ class Bed:
                 process = subprocess.Popen(
                     argv, stdin=subprocess.DEVNULL, stdout=log, stderr=log,
                     env=env, start_new_session=True)
-            self.state.add_process(vnf.name, process.pid, argv,
+            # the runtime, whatever wraps it (private_tmp) execs into it
+            self.state.add_process(vnf.name, process.pid, [sys.executable],
                                    os.path.join(directory, 'status.json'))
             self._processes[vnf.name] = process
         for vnf in self.plan.vnfs:
@@ -210,6 +226,31 @@ class Bed:
 
     def _console(self, name):
         return os.path.join(self.state.vnf_dir(name), 'console.log')
+
+    def _start_prox_generator(self):
+        from epa_chain.local import prox_generator
+
+        plan = self.plan
+        if not self.prox_binary:
+            raise BedError('the PROX generator needs a PROX binary: give '
+                           '--prox-binary or --prox-source, or use '
+                           '--generator afpacket')
+        # PROX's TCP control port, reached from this process only
+        host.run(['ip', '-n', plan.generator_netns, 'link', 'set', 'lo',
+                  'up'])
+        generator = prox_generator.LocalProxGenerator(
+            prox_generator.setup(plan.generator, plan.generator.cpus),
+            plan.generator_netns,
+            cpu_notes=[n for n in plan.notes
+                       if n.startswith('PROX generator')])
+        # Closed by close_generator() and, if this process dies, by down
+        # (the processes are recorded and run in the bed's namespaces).
+        self.generator = generator
+        generator.start(self.prox_binary, self.state.sub('generator'),
+                        self.state.hugepage_mount, plan.prefix,
+                        lambda name, pid, argv: self.state.add_process(
+                            name, pid, argv), self.progress)
+        return generator
 
     def _make_generator(self):
         from epa_chain.local import generator as local_generator

@@ -20,13 +20,16 @@ The cloud resource  ->  here
                     ->  dpdkvhostuserclient port, the VNF's virtio-user
                         device on the socket, with the MAC Heat resolved
   OS::Neutron::Port of the generator
-                    ->  veth pair: one end on the bridge, the other in
-                        the generator's network namespace with that MAC
+                    ->  PROX generator: a dpdkvhostuserclient port, as a
+                        VNF's; AF_PACKET generator: a veth pair, one end
+                        on the bridge, the other in the generator's
+                        network namespace with that MAC
   OS::Nova::Server (role vnf)
                     ->  the VNF runtime as a process, its config drive a
                         directory written from what Heat resolved
   OS::Nova::Server (role generator)
-                    ->  the local AF_PACKET generator in its namespace
+                    ->  PROX (gen and lat tasks, local/prox_generator.py)
+                        or the AF_PACKET generator in its namespace
   OS::Nova::Flavor  ->  huge pages for every VNF; dedicated CPUs when the
                         host has enough cores, otherwise shared and said so
 """
@@ -42,6 +45,8 @@ VNF_PAGES = 256         # the runtime's hugepages.VNF_MB (512 MB)
 SPARE_PAGES = 32
 HOUSEKEEPING_CPU = 0    # control plane, generator, engines' master lcores
 PMD_CPU = 1             # the one OVS PMD thread (pmd-cpu-mask)
+GENERATORS = ('prox', 'afpacket')
+PROX_GENERATOR_PAGES = 256   # EAL -m 512 (local/prox_generator.PROX_MB)
 
 
 class PlanError(ValueError):
@@ -92,6 +97,11 @@ class Generator:
     name: str
     config: node_config.NodeConfig
     ports: typing.Tuple[SwitchPort, ...]
+    kind: str = 'afpacket'           # prox | afpacket
+    why: str = ''                    # why this kind
+    # PROX: (master CPU, worker CPU, ...): lcore N is CPU N
+    cpus: typing.Tuple[int, ...] = ()
+    cpus_own: bool = False           # workers on CPUs nothing else uses
 
     def port(self, role):
         return next(p for p in self.ports if p.role == role)
@@ -174,8 +184,16 @@ def interface_name(*parts):
     return name[:IFNAMSIZ]
 
 
-def build(topology, prefix, socket_dir, host_cpus):
-    """The LocalPlan for a chain topology; PlanError if it cannot be."""
+def build(topology, prefix, socket_dir, host_cpus, generator='afpacket',
+          generator_why=''):
+    """The LocalPlan for a chain topology; PlanError if it cannot be.
+
+    generator: 'prox' (two PROX instances on vhost-user ports) or
+    'afpacket' (veth pairs into the generator's namespace).
+    """
+    if generator not in GENERATORS:
+        raise PlanError('--generator', 'is %r' % (generator,),
+                        'choose one of %s' % ', '.join(GENERATORS))
     notes = []
     bridges = {}
     data_networks = {id(port.network): port.network
@@ -211,15 +229,6 @@ def build(topology, prefix, socket_dir, host_cpus):
     vnfs = []
     gen_node = generators[0]
     vnf_nodes = [n for n in topology.nodes if n.config.role == 'vnf']
-    prox = [n.config.name for n in vnf_nodes if n.config.engine == 'prox']
-    if len(prox) > 1:
-        # In a VM each PROX has its own /tmp; on one host they would share.
-        raise PlanError('vnf_engine', 'prox for %d VNFs on one host: PROX '
-                        'always listens on /tmp/prox.sock, so %s would '
-                        'take each other\'s control socket' % (
-                            len(prox), ', '.join(prox)),
-                        'use --engine testpmd for chains of 2 or 3 VNFs, '
-                        'or PROX with vnf_count=1')
     cpus, pinned = _cpu_sets(vnf_nodes, host_cpus, notes)
     for index, node in enumerate(vnf_nodes, 1):
         short = 'v%d' % index
@@ -239,14 +248,32 @@ def build(topology, prefix, socket_dir, host_cpus):
     gen_ports = []
     for role in node_config.PORT_NAMES:
         port = gen_node.port_for(role)
-        gen_ports.append(_switch_port(
-            port, bridges, interface_name('gen', role), gen_node.config.name,
-            role, 'veth', peer=role))
+        if generator == 'prox':
+            name = interface_name('vhu', 'g', role[0])
+            gen_ports.append(_switch_port(
+                port, bridges, name, gen_node.config.name, role, 'vhost',
+                socket='%s/%s.sock' % (socket_dir, name)))
+        else:
+            gen_ports.append(_switch_port(
+                port, bridges, interface_name('gen', role),
+                gen_node.config.name, role, 'veth', peer=role))
     ports.extend(gen_ports)
+    gen_cpus, own = (), False
+    if generator == 'prox':
+        gen_cpus, own = _generator_cpus(host_cpus, cpus if pinned else [],
+                                        notes)
     generator = Generator(gen_node.config.name, gen_node.config,
-                          tuple(gen_ports))
+                          tuple(gen_ports), kind=generator,
+                          why=generator_why, cpus=gen_cpus, cpus_own=own)
+    notes.append('generator: %s (%s)' % (
+        'PROX, gen and lat tasks, on vhost-user ports'
+        if generator.kind == 'prox' else
+        'AF_PACKET sender/receiver on veth pairs', generator_why or
+        'asked'))
     flavors = _flavors(topology, notes)
     pages = OVS_PAGES + VNF_PAGES * len(vnfs) + SPARE_PAGES
+    if generator.kind == 'prox':
+        pages += PROX_GENERATOR_PAGES
     notes.append('management network and its ports: not realised (nothing '
                  'here needs them; the generator is driven in-process)')
     return LocalPlan(prefix=prefix, bridges=tuple(bridges.values()),
@@ -298,6 +325,37 @@ def _cpu_sets(vnf_nodes, host_cpus, notes):
     return [shared for _ in vnf_nodes], False
 
 
+def _generator_cpus(host_cpus, vnf_sets, notes):
+    """(master, worker, ...) CPUs of the PROX generator, and if its own.
+
+    Workers of its own when the host has CPUs left after the OVS PMD and
+    the pinned VNFs: one per direction with two. Else one worker (every
+    gen and lat task) on the housekeeping CPU, which otherwise runs only
+    sleeping processes, and the master (asleep in epoll between counter
+    refreshes) on the PMD's: CPU 1 already time-slices the PMD and the
+    VNFs' forwarding, and a DPDK lcore cannot share the master's CPU.
+    """
+    host_cpus = sorted(host_cpus)
+    taken = {HOUSEKEEPING_CPU, PMD_CPU}
+    for cpus in vnf_sets:
+        taken.update(cpus[1:])
+    free = [c for c in host_cpus if c not in taken]
+    if free:
+        workers = free[:2]
+        notes.append('PROX generator: CPU%s %s of its own (%s), master on '
+                     'CPU %d' % ('s' if len(workers) > 1 else '',
+                                 ','.join(map(str, workers)),
+                                 'gen and lat of the left port, then of the '
+                                 'right' if len(workers) > 1 else
+                                 'all gen and lat tasks', HOUSEKEEPING_CPU))
+        return tuple([HOUSEKEEPING_CPU] + workers), True
+    notes.append('PROX generator: %d CPUs leave none of its own: all gen '
+                 'and lat tasks on CPU %d (with the control plane), the '
+                 'master on CPU %d (asleep between counter refreshes)'
+                 % (len(host_cpus), HOUSEKEEPING_CPU, PMD_CPU))
+    return (PMD_CPU, HOUSEKEEPING_CPU), False
+
+
 def _flavors(topology, notes):
     described = []
     for flavor in topology.flavors.values():
@@ -331,11 +389,13 @@ def without_vnfs(plan):
         f, next_hop_mac=(right if f.tx_port == 'left' else left).mac)
         for f in plan.generator.config.flows)
     config = dataclasses.replace(plan.generator.config, flows=flows)
-    generator = Generator(plan.generator.name, config, (left, right))
+    generator = dataclasses.replace(plan.generator, config=config,
+                                    ports=(left, right))
     used = {left.bridge}
     return dataclasses.replace(
         plan, bridges=tuple(b for b in plan.bridges if b.name in used),
         ports=(left, right), vnfs=(), generator=generator,
-        hugepages=OVS_PAGES + SPARE_PAGES,
+        hugepages=OVS_PAGES + SPARE_PAGES + (
+            PROX_GENERATOR_PAGES if generator.kind == 'prox' else 0),
         notes=plan.notes + ('0 VNFs: OVS alone, both generator ports on %s '
                             'VLAN %d' % (left.network, left.vlan),))

@@ -43,7 +43,8 @@ def measure(bed, base_plan, progress, keep_up=False):
                'proof': bed.proof.as_dict(),
                'versions': bed.state.data.get('versions'),
                'timings': dict(bed.timings),
-               'vnf_count': len(plan.vnfs)}
+               'vnf_count': len(plan.vnfs),
+               'generator': generator_section(plan)}
     try:
         campaign_plan = dataclasses.replace(
             base_plan, chain_length=len(plan.vnfs),
@@ -53,7 +54,9 @@ def measure(bed, base_plan, progress, keep_up=False):
             # sets the cap, with a margin for the chain's share of the CPUs.
             capacity = {fs.label: bed.generator.calibrate(fs)
                         for fs in campaign_plan.frame_sizes}
-            max_load = min(capacity.values()) * CALIBRATION_MARGIN
+            margin = getattr(bed.generator, 'calibration_margin',
+                             CALIBRATION_MARGIN)
+            max_load = min(capacity.values()) * margin
             min_load = campaign_plan.min_load_fps
             if min_load is not None and min_load >= max_load:
                 # As with a big frame's line rate: the default floor.
@@ -86,6 +89,24 @@ def measure(bed, base_plan, progress, keep_up=False):
             testbed['timings']['down_s'] = time.monotonic() - started
     document['testbed'] = testbed
     return document
+
+
+def generator_section(plan):
+    """Which generator measured, why, on which CPUs, at what cost."""
+    from epa_chain.local import prox_generator
+
+    generator = plan.generator
+    if generator.kind == 'prox':
+        return prox_generator.section(generator)
+    return {'kind': 'afpacket', 'why': generator.why,
+            'cpus': 'any (one sender and one receiver process, scheduled '
+                    'by the kernel)',
+            'caveats': [
+                'Python sender and receiver on AF_PACKET sockets: some '
+                '10^5 frames/s per direction, capped by calibration',
+                'latency from user-space transmit time to the kernel\'s '
+                'receive timestamp (SO_TIMESTAMPNS): includes the veth and '
+                'socket path, not only the chain']}
 
 
 def failures(document):

@@ -71,9 +71,11 @@ def resolve(stack):
     return resolved
 
 
-def make_plan(topology, state, vnf_count_override=None):
+def make_plan(topology, state, vnf_count_override=None,
+              generator='afpacket', generator_why=''):
     plan = plan_mod.build(topology, state.prefix, state.socket_dir,
-                          host.online_cpus())
+                          host.online_cpus(), generator=generator,
+                          generator_why=generator_why)
     if vnf_count_override == 0:
         plan = plan_mod.without_vnfs(plan)
     return plan
@@ -115,9 +117,10 @@ class Signals:
         return False
 
 
-def bring_up(plan, state, progress, engine_binary=None):
+def bring_up(plan, state, progress, engine_binary=None, prox_binary=None):
     """Up and proven, or taken down again and SessionError/Interrupted."""
-    bed = bed_mod.Bed(plan, state, progress, engine_binary=engine_binary)
+    bed = bed_mod.Bed(plan, state, progress, engine_binary=engine_binary,
+                      prox_binary=prox_binary)
     try:
         bed.up()
         proof = proof_mod.prove(plan, bed.switch, bed.generator)

@@ -508,6 +508,11 @@ def _check_cores(cores, needed, shared_lat_core=False):
     return cores
 
 
+def frame_template(dst_mac, src_mac, src_ip, dst_ip):
+    """The gen task's `pkt inline` bytes (see _template)."""
+    return _template(dst_mac, src_mac, src_ip, dst_ip)
+
+
 def _template(dst_mac, src_mac, src_ip, dst_ip):
     """Ethernet, IPv4 and UDP headers of a 60-byte PROX frame.
 

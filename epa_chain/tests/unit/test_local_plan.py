@@ -35,9 +35,11 @@ def _topology(preset, **overrides):
     return session.resolve(stack).topology
 
 
-def _plan(preset, cpus=(0, 1), **overrides):
+def _plan(preset, cpus=(0, 1), generator='afpacket', generator_why='',
+          **overrides):
     return plan_mod.build(_topology(preset, **overrides), 'epa',
-                          '/run/x/sockets', list(cpus))
+                          '/run/x/sockets', list(cpus), generator=generator,
+                          generator_why=generator_why)
 
 
 class TestPlan(testtools.TestCase):
@@ -120,13 +122,50 @@ class TestPlan(testtools.TestCase):
                                   external_egress_mac='00:22:00:00:00:10')
         self.assertEqual('endpoints', error.field)
 
-    def test_prox_is_refused_for_more_than_one_vnf(self):
-        self.assertEqual(('prox',), tuple(
-            v.config.engine for v in _plan('pvp', vnf_engine='prox').vnfs))
-        error = self.assertRaises(plan_mod.PlanError, _plan, 'pvvp',
-                                  vnf_engine='prox')
-        self.assertEqual('vnf_engine', error.field)
-        self.assertIn('/tmp/prox.sock', str(error))
+    def test_prox_for_every_vnf_of_a_chain(self):
+        # each PROX VNF gets a /tmp of its own (private_tmp)
+        self.assertEqual(('prox', 'prox'), tuple(
+            v.config.engine for v in _plan('pvvp', vnf_engine='prox').vnfs))
+
+    def test_prox_generator_ports_are_vhost_user_ports(self):
+        plan = _plan('pvp', generator='prox', generator_why='asked')
+        by_name = {p.name: p for p in plan.ports}
+        self.assertEqual('vhost', by_name['vhu-g-l'].kind)
+        self.assertEqual('/run/x/sockets/vhu-g-r.sock',
+                         by_name['vhu-g-r'].socket)
+        self.assertNotIn('gen-left', by_name)
+        self.assertEqual('prox', plan.generator.kind)
+        self.assertEqual(plan_mod.OVS_PAGES + plan_mod.VNF_PAGES +
+                         plan_mod.SPARE_PAGES +
+                         plan_mod.PROX_GENERATOR_PAGES, plan.hugepages)
+        self.assertIn('generator: PROX', ' '.join(plan.notes))
+        self.assertEqual('vhu-g-l', plan.hops()[0].in_port)
+
+    def test_prox_generator_on_two_cpus_works_on_the_control_cpu(self):
+        plan = _plan('pvp', generator='prox')
+        # master on the PMD's CPU (asleep), every task on CPU 0
+        self.assertEqual((1, 0), plan.generator.cpus)
+        self.assertFalse(plan.generator.cpus_own)
+        self.assertIn('all gen and lat tasks on CPU 0',
+                      ' '.join(plan.notes))
+
+    def test_prox_generator_gets_cpus_of_its_own_on_six(self):
+        plan = _plan('pvp', cpus=range(6), generator='prox')
+        self.assertEqual([(0, 2)], [v.cpus for v in plan.vnfs])
+        self.assertEqual((0, 3, 4), plan.generator.cpus)
+        self.assertTrue(plan.generator.cpus_own)
+
+    def test_prox_generator_without_vnfs_keeps_its_kind(self):
+        plan = plan_mod.without_vnfs(_plan('pvp', generator='prox'))
+        self.assertEqual('prox', plan.generator.kind)
+        self.assertEqual(['vhost', 'vhost'], [p.kind for p in plan.ports])
+        self.assertEqual(plan_mod.OVS_PAGES + plan_mod.SPARE_PAGES +
+                         plan_mod.PROX_GENERATOR_PAGES, plan.hugepages)
+
+    def test_unknown_generator_is_refused(self):
+        error = self.assertRaises(plan_mod.PlanError, _plan, 'pvp',
+                                  generator='trex')
+        self.assertEqual('--generator', error.field)
 
     def test_interface_names_fit_the_kernel(self):
         self.assertEqual('br-a-very-long-', plan_mod.interface_name(

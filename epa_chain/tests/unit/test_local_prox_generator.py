@@ -1,0 +1,190 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
+"""The local bed's PROX generator: instances, configs, routing, binary."""
+
+import os
+import stat
+import tempfile
+
+import testtools
+
+from epa_chain.local import private_tmp
+from epa_chain.local import prox_generator as pg
+from epa_chain.prox import client as prox_client
+from epa_chain.prox import gen_config
+from epa_chain.tests.unit import test_local_plan
+
+
+def _setup(preset='pvp', cpus=None):
+    plan = test_local_plan._plan(preset, generator='prox')
+    return plan, pg.setup(plan.generator, cpus or plan.generator.cpus)
+
+
+class TestSetup(testtools.TestCase):
+
+    def test_two_cpus_one_worker_runs_every_task(self):
+        plan, found = _setup()
+        self.assertEqual((1, (0,)), (found.master, found.workers))
+        self.assertEqual(['gen-forward', 'gen-reverse', 'lat-reverse',
+                          'lat-forward'], [t.name for t in found.tasks])
+        self.assertEqual([0, 1, 2, 3], [t.task for t in found.tasks])
+        self.assertTrue(found.needs_shim)
+        forward = found.layout.direction('forward')
+        self.assertEqual(gen_config.TaskRef(0, 0), forward.gen)
+        self.assertEqual(gen_config.TaskRef(0, 3), forward.lat)
+        # lat tasks by core then task: lat-reverse is latency(0)
+        self.assertEqual(1, forward.latency_index)
+        self.assertEqual(0, found.layout.direction('reverse')
+                         .latency_index)
+        inline = next(t for t in found.tasks if t.name == 'gen-forward')
+        first_hop = plan.generator.config.flow('forward').next_hop_mac
+        self.assertIn('pkt inline=%s' % ' '.join(first_hop.split(':')),
+                      ' '.join(inline.lines))
+
+    def test_two_workers_one_per_port_without_shim(self):
+        _plan, found = _setup(cpus=(0, 3, 4))
+        self.assertFalse(found.needs_shim)
+        self.assertEqual([(3, 'gen-forward'), (3, 'lat-reverse'),
+                          (4, 'gen-reverse'), (4, 'lat-forward')],
+                         [(t.core, t.name) for t in found.tasks])
+        self.assertEqual(gen_config.TaskRef(4, 1),
+                         found.layout.direction('forward').lat)
+
+    def test_unidirectional_right_port_sends_learning_frames(self):
+        plan, found = _setup('pvp-unidir')
+        self.assertEqual(('forward',), found.layout.direction_names)
+        learn = next(t for t in found.tasks if t.name == 'learn-right')
+        mac = ' '.join(plan.generator.port('right').mac.split(':'))
+        # source = destination = the port: OVS learns it and drops it
+        self.assertIn('pkt inline=%s %s' % (mac, mac),
+                      ' '.join(learn.lines))
+        self.assertIn((0, 1), found.gen_tasks)
+
+    def test_render_virtio_user_ports_and_tasks(self):
+        plan, found = _setup()
+        text = pg.render(found, '/run/b/hugepages', 'epa-gen', 'epa-gen')
+        left = plan.generator.port('left')
+        self.assertIn('--vdev=net_virtio_user0,path=/run/x/sockets/'
+                      'vhu-g-l.sock,server=1,mac=%s,queue_size=1024'
+                      % left.mac, text)
+        self.assertIn('--huge-dir=/run/b/hugepages', text)
+        self.assertIn('[core 1]\nmode=master', text)
+        self.assertIn('[core 0]\ntask=0\nname=gen-forward\nmode=gen', text)
+        self.assertIn('task=3\nname=lat-forward\nmode=lat\nrx port=right',
+                      text)
+        self.assertEqual(4, text.count('lat pos=%d' % gen_config.LAT_POS))
+
+    def test_render_refuses_socket_paths_with_spaces(self):
+        _plan, found = _setup()
+        import dataclasses
+        bad = dataclasses.replace(found, ports=(dataclasses.replace(
+            found.ports[0], socket='/run/a b/x.sock'), found.ports[1]))
+        self.assertRaises(ValueError, pg.render, bad, '/h', 'p', 'n')
+
+    def test_section_states_the_cost_of_a_shared_cpu(self):
+        plan, _found = _setup()
+        section = pg.section(plan.generator)
+        self.assertEqual('prox', section['kind'])
+        self.assertEqual({'master': 1, 'gen_lat': [0]}, section['cpus'])
+        text = ' '.join(section['caveats'])
+        self.assertIn('accuracy limit', text)
+        self.assertIn('four gen and lat tasks', text)
+
+
+class _Gen:
+
+    def __init__(self, tsc, tx):
+        self.last_tsc, self.tx, self.hz = tsc, tx, 1000
+
+
+class _Snap:
+
+    def __init__(self, tsc, tx):
+        self.gen, self.running = _Gen(tsc, tx), True
+
+
+class TestSteering(testtools.TestCase):
+
+    def test_a_task_that_keeps_up_is_asked_the_rate(self):
+        steer = pg.Steering(1000.0)
+        snaps = [_Snap(100, 100), _Snap(200, 200)]
+        self.assertAlmostEqual(1000.0, steer.next(snaps, 0.1))
+        self.assertIsNone(steer.next(snaps, 0.1))    # nothing new
+
+    def test_a_task_off_its_cpu_half_the_time_is_asked_more(self):
+        steer = pg.Steering(1000.0)
+        snaps = [_Snap(100, 100), _Snap(200, 150)]
+        asked = steer.next(snaps, 0.1)
+        # 50 frames behind, managed half the asked rate (smoothed 0.75)
+        self.assertAlmostEqual((1000.0 + 500.0) / 0.75, asked)
+
+    def test_a_task_ahead_is_slowed_down_to_nothing(self):
+        steer = pg.Steering(1000.0)
+        asked = steer.next([_Snap(100, 100), _Snap(200, 400)], 0.1)
+        self.assertEqual(0.0, asked)
+        # and a later refresh does not divide by the zero asked
+        self.assertIsNotNone(steer.next([_Snap(100, 100), _Snap(200, 400),
+                                         _Snap(300, 400)], 0.1))
+
+
+class TestNetnsClient(testtools.TestCase):
+
+    def test_starts_whole_cores_once(self):
+        client = pg.NetnsProxClient('epa-gen', prox_client.DEFAULT_PORT)
+        sent = []
+        client.silent = lambda command, timeout=None: sent.append(command)
+        client.start([0], 3)
+        client.start([0], 1)
+        client.stop()
+        client.start([0], 0)
+        self.assertEqual(['start 0', 'stop all', 'start 0'], sent)
+        self.assertEqual('127.0.0.1:8474 in netns epa-gen', client.endpoint)
+
+
+class TestFindBinary(testtools.TestCase):
+
+    def setUp(self):
+        super().setUp()
+        self.directory = tempfile.mkdtemp()
+        self.addCleanup(lambda: __import__('shutil').rmtree(self.directory))
+        self.binary = os.path.join(self.directory, 'prox')
+        with open(self.binary, 'w') as stream:
+            stream.write('#!/bin/sh\n')
+        os.chmod(self.binary, stat.S_IRWXU)
+
+    def test_option_then_environment_then_nothing(self):
+        self.assertEqual(self.binary, pg.find_binary(
+            self.binary, environ={})[0])
+        self.assertEqual(self.binary, pg.find_binary(
+            environ={pg.BINARY_ENV: self.binary})[0])
+        path, why = pg.find_binary(environ={})
+        self.assertIsNone(path)
+        self.assertIn('--prox-source', why)
+
+    def test_a_missing_binary_is_a_clear_error(self):
+        error = self.assertRaises(pg.ProxBinaryError, pg.find_binary,
+                                  '/nonexistent/prox', environ={})
+        self.assertIn('--prox-binary /nonexistent/prox', str(error))
+
+
+class TestPrivateTmp(testtools.TestCase):
+
+    def test_wrap_keeps_only_paths_under_tmp(self):
+        argv = private_tmp.wrap(['python', '-m', 'x'], '/run/b/v1/tmp',
+                                ['/tmp/root/epa', '/opt/prox', '/tmp'])
+        self.assertEqual(['unshare', '--mount', '--propagation', 'private',
+                          '--'], argv[:5])
+        marker = argv.index('--', 5)
+        self.assertEqual(['/run/b/v1/tmp', '/tmp/root/epa'],
+                         argv[marker - 2:marker])
+        self.assertEqual(['python', '-m', 'x'], argv[marker + 1:])
