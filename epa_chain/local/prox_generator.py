@@ -44,7 +44,6 @@ tasks share a core here.
 
 import dataclasses
 import os
-import re
 import subprocess
 import time
 import typing
@@ -63,7 +62,11 @@ QUEUE_SIZE = 1024
 RATE_TOLERANCE = 0.02
 STEER_INTERVAL_MS = 50      # PROX's counter refresh: the steering's clock
 MIN_AVAILABLE = 0.05
-MAX_BOOST = 20.0
+MAX_BOOST = 4.0
+MIN_ASKED = 0.5
+#: below this many frames per refresh PROX's bucket (one burst of 64
+#: frames of backlog) absorbs a lost time slice: no steering
+STEER_MIN_FRAMES = 64
 AVAILABLE_WEIGHT = 0.5
 PROX_MB = 512               # EAL -m: 2 ports' mempools of 16K mbufs
 START_TIMEOUT_S = 60.0
@@ -71,8 +74,6 @@ LEARN_FPS = 1000
 LEARN_S = 0.2
 LEARN_DRAIN_S = 0.2
 CALIBRATION_S = 1.0
-#: 10 Gbit/s line rate of 64-byte frames: asks PROX for all it can send
-CALIBRATION_FPS = 14.88e6
 ROLES = ('left', 'right')
 BINARY_ENV = 'EPA_CHAIN_PROX_BINARY'
 SOURCE_ENV = 'EPA_CHAIN_PROX_SOURCE'
@@ -326,7 +327,6 @@ class LocalProxGenerator(prox_generator.ProxGenerator):
         self.last_calibration = None
         self._process = None
         self._directory = None
-        self._available = {}
 
     def describe(self):
         described = super().describe()
@@ -436,11 +436,14 @@ class LocalProxGenerator(prox_generator.ProxGenerator):
         counters between refreshes) is the rate intended; frames go out in
         bursts when the task is back on its CPU.
         """
+        if spec.load_fps * STEER_INTERVAL_MS / 1000.0 < STEER_MIN_FRAMES:
+            return super()._send_for(spec, directions, watch)
         mean_bytes = spec.profile.frame_size.mean_bytes
         steering = {}
         for d in directions:
-            steering[d.layout.direction] = Steering(
-                spec.load_fps, self._available.get(d.layout.direction, 1.0))
+            # every trial starts from "keeps up": what a congested trial
+            # measured would make the next one overshoot
+            steering[d.layout.direction] = Steering(spec.load_fps)
         running = list(directions)
         while running:
             now = self._clock()
@@ -462,7 +465,6 @@ class LocalProxGenerator(prox_generator.ProxGenerator):
                                          d.layout.gen.task,
                                          min(asked, self._max_fps(
                                              mean_bytes)), mean_bytes)
-                    self._available[d.layout.direction] = steer.available
             due = min(d.started + spec.duration_s for d in running)
             pause = min(self._poll_s, due - self._clock())
             if pause > 0:
@@ -470,8 +472,9 @@ class LocalProxGenerator(prox_generator.ProxGenerator):
 
     @staticmethod
     def _max_fps(mean_bytes):
-        return CALIBRATION_FPS * prox_client.MAX_SPEED_PERCENT / max(
-            prox_client.speed_percent(CALIBRATION_FPS, mean_bytes), 1e-9)
+        """The highest rate PROX's speed takes (a hair below, rounding)."""
+        return 0.999 * prox_client.MAX_SPEED_PERCENT / (
+            prox_client.speed_percent(1.0, mean_bytes))
 
     # ---- the bed's extras: learning traffic and calibration -----------
 
@@ -521,8 +524,7 @@ class LocalProxGenerator(prox_generator.ProxGenerator):
             c.reset_stats()
             c.start(list(self.setup.workers))
             for gen in gens:
-                c.rate_fps(gen.core, gen.task, CALIBRATION_FPS,
-                           frame_size.mean_bytes)
+                c.speed(gen.core, gen.task, prox_client.MAX_SPEED_PERCENT)
             time.sleep(0.3)
             first = self._gen_counters(gens)
             time.sleep(seconds)
@@ -546,7 +548,8 @@ class LocalProxGenerator(prox_generator.ProxGenerator):
         fps = min(rates.values())
         self.last_calibration = {
             'frame_size': frame_size.label, 'seconds': seconds,
-            'asked_fps': CALIBRATION_FPS, 'sent_fps': rates, 'fps': fps}
+            'asked_speed_percent': prox_client.MAX_SPEED_PERCENT,
+            'sent_fps': rates, 'fps': fps}
         return fps
 
     def _gen_counters(self, gens):
@@ -593,7 +596,9 @@ class Steering:
         # the window is ProxGenerator's: from the first refresh on
         elapsed = (tsc_b - tsc_0) / float(hz)
         behind = self.fps * elapsed - (tx_b - tx_0)
-        wanted = max(0.0, self.fps + behind / horizon_s)
+        # never below MIN_ASKED of the rate: a task that stops sending
+        # while ahead leaves the window's last refreshes without frames
+        wanted = max(self.fps * MIN_ASKED, self.fps + behind / horizon_s)
         self.asked = min(self.fps * MAX_BOOST, wanted / self.available)
         return self.asked
 

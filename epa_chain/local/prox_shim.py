@@ -41,19 +41,19 @@ SOURCE = r'''
 
 struct rte_hash *rte_hash_create(const struct rte_hash_parameters *params)
 {
-	static struct rte_hash *(*next)(const struct rte_hash_parameters *);
-	static unsigned int count;
-	struct rte_hash_parameters unique = *params;
-	char name[RTE_HASH_NAMESIZE];
+    static struct rte_hash *(*next)(const struct rte_hash_parameters *);
+    static unsigned int count;
+    struct rte_hash_parameters unique = *params;
+    char name[RTE_HASH_NAMESIZE];
 
-	if (next == NULL)
-		next = (struct rte_hash *(*)(const struct rte_hash_parameters *))
-			dlsym(RTLD_NEXT, "rte_hash_create");
-	if (next == NULL || params == NULL || params->name == NULL)
-		return NULL;
-	snprintf(name, sizeof(name), "%.20s%u", params->name, count++);
-	unique.name = name;
-	return next(&unique);
+    if (next == NULL)
+        next = (struct rte_hash *(*)(const struct rte_hash_parameters *))
+            dlsym(RTLD_NEXT, "rte_hash_create");
+    if (next == NULL || params == NULL || params->name == NULL)
+        return NULL;
+    snprintf(name, sizeof(name), "%.20s%u", params->name, count++);
+    unique.name = name;
+    return next(&unique);
 }
 '''
 NAME = 'epa-chain-prox-hash-names.so'

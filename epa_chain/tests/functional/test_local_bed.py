@@ -42,6 +42,7 @@ from epa_chain.tests import prox_binary
 from epa_chain.tests import repo
 
 VSWITCHD = '/usr/lib/openvswitch-switch-dpdk/ovs-vswitchd-dpdk'
+TESTPMD_AFPACKET = ('--engine', 'testpmd', '--generator', 'afpacket')
 
 
 def _skip_reason():
@@ -96,7 +97,13 @@ class TestLocalBed(testtools.TestCase):
         with open('/proc/mounts') as stream:
             self.assertNotIn(bed_dir, stream.read())
 
-    def _run_chain(self, preset, *extra):
+    def _prox(self):
+        path, reason = prox_binary.find()
+        if not path:
+            self.skipTest('PROX in the local bed: %s' % reason)
+        return path
+
+    def _run_chain(self, preset, *extra, hops=None):
         out = os.path.join(self.root, 'results-%s.json' % preset)
         started = time.monotonic()
         done = self._cli('run', '--preset', preset, '--frame-sizes',
@@ -115,7 +122,7 @@ class TestLocalBed(testtools.TestCase):
         vnfs = testbed['vnf_count']
         # Every hop of both directions: 2 hops out of the generator and
         # back plus one between each pair of VNFs, per direction.
-        self.assertEqual(2 * (vnfs + 1), len(proof['hops']))
+        self.assertEqual(hops or 2 * (vnfs + 1), len(proof['hops']))
         for hop in proof['hops']:
             self.assertTrue(hop['ok'], hop)
             self.assertEqual([hop['expected_out']], hop['outputs'])
@@ -138,26 +145,69 @@ class TestLocalBed(testtools.TestCase):
         return document, elapsed
 
     def test_pvp_one_vnf_bidirectional(self):
-        document, elapsed = self._run_chain('pvp')
+        document, elapsed = self._run_chain('pvp', *TESTPMD_AFPACKET)
         self.assertEqual(1, document['testbed']['vnf_count'])
         timings = document['testbed']['timings']
         self.addDetail('timings', content.text_content(
             json.dumps(dict(timings, wall_s=elapsed))))
 
     def test_vecpe_three_vnfs_bidirectional(self):
-        document, _elapsed = self._run_chain('vecpe')
+        document, _elapsed = self._run_chain('vecpe', *TESTPMD_AFPACKET)
         self.assertEqual(3, document['testbed']['vnf_count'])
         macs = {p['mac'] for p in document['testbed']['plan']['ports']}
         self.assertIn('00:00:00:00:00:20', macs)   # the preset's fixed MACs
 
     def test_pvp_with_prox_vnf(self):
-        binary, reason = prox_binary.find()
-        if binary is None:
-            self.skipTest('PROX as the VNF engine: %s' % reason)
-        document, _elapsed = self._run_chain('pvp', '--engine', 'prox',
-                                             '--engine-binary', binary)
+        binary = self._prox()
+        document, _elapsed = self._run_chain(
+            'pvp', '--engine', 'prox', '--generator', 'afpacket',
+            '--prox-binary', binary)
         self.assertEqual(['prox'], [v['engine'] for v in
                                     document['testbed']['plan']['vnfs']])
+        self.assertEqual('afpacket', document['testbed']['generator']['kind'])
+
+    def test_prox_generator_through_ovs_alone(self):
+        binary = self._prox()
+        document, _elapsed = self._run_chain(
+            'pvp', '--vnf-counts', '0', '--generator', 'prox',
+            '--prox-binary', binary, hops=2)
+        self.assertProxGenerator(document)
+
+    def test_pvp_prox_vnf_and_prox_generator(self):
+        # the defaults once a PROX binary is given
+        binary = self._prox()
+        document, _elapsed = self._run_chain('pvp', '--prox-binary', binary)
+        self.assertEqual(['prox'], [v['engine'] for v in
+                                    document['testbed']['plan']['vnfs']])
+        self.assertProxGenerator(document)
+
+    def test_pvvp_two_prox_vnfs_each_with_its_own_socket(self):
+        binary = self._prox()
+        document, _elapsed = self._run_chain(
+            'pvvp', '--prox-binary', binary, '--generator', 'afpacket')
+        self.assertEqual(['prox', 'prox'], [
+            v['engine'] for v in document['testbed']['plan']['vnfs']])
+
+    def assertProxGenerator(self, document):
+        self.assertEqual('prox', document['generator']['name'])
+        testbed = document['testbed']
+        generator = testbed['generator']
+        self.assertEqual('prox', generator['kind'])
+        self.assertIn('accuracy limit', ' '.join(generator['caveats']))
+        self.assertIn('master', generator['cpus'])
+        self.assertIn('64', testbed['generator_capacity_fps'])
+        for case in document['cases']:
+            latency = case['latency']
+            self.assertIsNotNone(latency, case['frame_size'])
+            self.assertEqual(set(document['testbed']['plan']['directions']),
+                             set(latency['directions']))
+            for name, found in latency['directions'].items():
+                # PROX's own figures: its histogram and min/avg/max
+                self.assertIsNotNone(found, name)
+                self.assertNotIn('samples', found['sources'])
+                self.assertGreater(found['count'], 0)
+                self.assertGreater(found['max_ns'], 0, found)
+                self.assertLessEqual(found['min_ns'], found['max_ns'])
 
     def test_killed_bed_is_cleaned_up_by_down_twice(self):
         bed_dir = os.path.join(self.root, self.prefix)
