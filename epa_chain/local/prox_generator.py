@@ -55,9 +55,11 @@ from epa_chain.prox import client as prox_client
 from epa_chain.prox import gen_config
 from epa_chain.prox import generator as prox_generator
 from epa_chain.prox import traffic
-from epa_chain.vnf_runtime import switch_learning
-from epa_chain.vnf_runtime import virtio_user
 
+# As the VNF runtime's virtio-user ports (vnf_runtime.virtio_user, which
+# only the runtime imports): DPDK's PMD, AF_UNIX path bytes without NUL.
+VIRTIO_USER_PMD = 'net_virtio_user'
+SUN_PATH_MAX = 107
 #: virtio's largest ring
 QUEUE_SIZE = 1024
 #: offered vs intended, either way. The AF_PACKET generator holds 2 %
@@ -72,7 +74,7 @@ MAX_BOOST = 4.0
 MIN_ASKED = 0.5
 #: below this many frames per refresh PROX's bucket (a burst of 64
 #: frames of backlog) absorbs a lost time slice: no steering
-STEER_MIN_FRAMES = 250
+STEER_MIN_FRAMES = 100
 AVAILABLE_WEIGHT = 0.5
 PROX_MB = 512               # EAL -m: 2 ports' mempools of 16K mbufs
 START_TIMEOUT_S = 60.0
@@ -181,8 +183,8 @@ def setup(plan_generator, cpus,
         else:
             # sends no direction, but OVS must learn its MAC
             gens.append((role, None, 'learn-%s' % role,
-                         switch_learning.prox_inline(
-                             learning_frame.frame(port.mac, role))))
+                         ' '.join('%02x' % byte for byte in
+                                  learning_frame.frame(port.mac, role))))
         receives = 'reverse' if role == 'left' else 'forward'
         lats.append((role, receives))
     placed = []         # (core, role, kind, ...)
@@ -243,13 +245,13 @@ def render(the_setup, huge_dir, file_prefix, netns):
            '--in-memory', '--single-file-segments']
     for index, port in enumerate(the_setup.ports):
         if not port.socket or ' ' in port.socket or len(
-                port.socket) > virtio_user.SUN_PATH_MAX:
+                port.socket) > SUN_PATH_MAX:
             raise ValueError(
                 'vhost-user socket %r: PROX splits eal= at spaces and '
                 'AF_UNIX paths take %d bytes; use a shorter --state-root '
-                'without spaces' % (port.socket, virtio_user.SUN_PATH_MAX))
+                'without spaces' % (port.socket, SUN_PATH_MAX))
         eal.append('--vdev=%s%d,path=%s,server=1,mac=%s,queue_size=%d' % (
-            virtio_user.PMD, index, port.socket, port.mac, QUEUE_SIZE))
+            VIRTIO_USER_PMD, index, port.socket, port.mac, QUEUE_SIZE))
     lines = [
         '; PROX generator of the local bed, rendered by',
         '; epa_chain.local.prox_generator; driven over TCP 8474 in network',
