@@ -121,17 +121,21 @@ class TestSteering(testtools.TestCase):
         self.assertAlmostEqual(1000.0, steer.next(snaps, 0.1))
         self.assertIsNone(steer.next(snaps, 0.1))    # nothing new
 
-    def test_a_task_off_its_cpu_half_the_time_is_asked_more(self):
+    def test_a_task_behind_is_asked_to_make_it_up(self):
         steer = pg.Steering(1000.0)
-        snaps = [_Snap(100, 100), _Snap(200, 150)]
-        asked = steer.next(snaps, 0.1)
-        # 50 frames behind, managed half the asked rate (smoothed 0.75)
-        self.assertAlmostEqual((1000.0 + 500.0) / 0.75, asked)
+        asked = steer.next([_Snap(100, 100), _Snap(200, 150)], 0.1)
+        # 50 frames behind: STEER_GAIN x 500 fps more
+        self.assertAlmostEqual(1000.0 + pg.STEER_GAIN * 500.0, asked)
 
     def test_a_task_ahead_is_slowed_down_not_stopped(self):
         steer = pg.Steering(1000.0)
         asked = steer.next([_Snap(100, 100), _Snap(200, 400)], 0.1)
         self.assertEqual(1000.0 * pg.MIN_ASKED, asked)
+
+    def test_catching_up_is_bounded(self):
+        steer = pg.Steering(1000.0)
+        asked = steer.next([_Snap(100, 100), _Snap(200, 100)], 0.01)
+        self.assertEqual(1000.0 * pg.MAX_BOOST, asked)
 
 
 class TestNetnsClient(testtools.TestCase):
