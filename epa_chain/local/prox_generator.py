@@ -450,8 +450,8 @@ class LocalProxGenerator(prox_generator.ProxGenerator):
             return super().refresh_interval_ms(spec)
         return STEER_INTERVAL_MS
 
-    def _send_for(self, spec, directions, watch):
-        """ProxGenerator's sending window, the pace steered by the counters.
+    def _start_pacing(self, spec, directions):
+        """The pace steered by the counters (ProxGenerator's sending window).
 
         A PROX gen task paces with a token bucket that forgets what it could
         not send (handle_gen.c: "we can't keep up so just assume that we
@@ -464,39 +464,22 @@ class LocalProxGenerator(prox_generator.ProxGenerator):
         counters between refreshes) is the rate intended; frames go out in
         bursts when the task is back on its CPU.
         """
-        if not _steered(spec):
-            return super()._send_for(spec, directions, watch)
+        # every trial starts from "keeps up": what a congested trial
+        # measured would make the next one overshoot
+        self._steering = {d.layout.direction: Steering(spec.load_fps)
+                          for d in directions} if _steered(spec) else {}
+
+    def _pace(self, spec, running):
         mean_bytes = spec.profile.frame_size.mean_bytes
-        steering = {}
-        for d in directions:
-            # every trial starts from "keeps up": what a congested trial
-            # measured would make the next one overshoot
-            steering[d.layout.direction] = Steering(spec.load_fps)
-        running = list(directions)
-        while running:
-            now = self._clock()
-            for d in list(running):
-                if now >= d.started + spec.duration_s:
-                    self.client.speed(d.layout.gen.core, d.layout.gen.task,
-                                      0)
-                    d.stopped_at = self._clock()
-                    d.stopped = True
-                    running.remove(d)
-            if not running:
-                break
-            self._poll(spec, directions, watch, running=True)
-            for d in running:
-                steer = steering[d.layout.direction]
-                asked = steer.next(d.snapshots, STEER_INTERVAL_MS / 1000.0)
-                if asked is not None:
-                    self.client.rate_fps(d.layout.gen.core,
-                                         d.layout.gen.task,
-                                         min(asked, self._max_fps(
-                                             mean_bytes)), mean_bytes)
-            due = min(d.started + spec.duration_s for d in running)
-            pause = min(self._poll_s, due - self._clock())
-            if pause > 0:
-                self._sleep(pause)
+        for d in running:
+            steer = self._steering.get(d.layout.direction)
+            if steer is None:
+                continue
+            asked = steer.next(d.snapshots, STEER_INTERVAL_MS / 1000.0)
+            if asked is not None:
+                self.client.rate_fps(d.layout.gen.core, d.layout.gen.task,
+                                     min(asked, self._max_fps(mean_bytes)),
+                                     mean_bytes)
 
     @staticmethod
     def _max_fps(mean_bytes):

@@ -379,6 +379,7 @@ class ProxGenerator(trial.Generator):
         c.frame_size(gen.core, gen.task, frame.size, max_frame_bytes=limit)
 
     def _send_for(self, spec, directions, watch):
+        self._start_pacing(spec, directions)
         running = list(directions)
         while running:
             now = self._clock()
@@ -394,10 +395,17 @@ class ProxGenerator(trial.Generator):
             if not running:
                 break
             self._poll(spec, directions, watch, running=True)
+            self._pace(spec, running)
             due = min(d.started + spec.duration_s for d in running)
             pause = min(self._poll_s, due - self._clock())
             if pause > 0:
                 self._sleep(pause)
+
+    def _start_pacing(self, spec, directions):
+        """Hook: a trial's sending window opens (PROX paces itself)."""
+
+    def _pace(self, spec, running):
+        """Hook: after each counter poll while `running` directions send."""
 
     def _drain(self, spec, directions, watch):
         deadline = self._clock() + self.drain_timeout_s
