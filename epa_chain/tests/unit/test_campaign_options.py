@@ -36,6 +36,7 @@ from epa_chain.cloud import options as opts
 from epa_chain.commands import measure
 from epa_chain.measurement import campaign
 from epa_chain.measurement import options
+from epa_chain.tests import cli_options
 
 
 def parse(*argv):
@@ -47,18 +48,6 @@ def run(*argv):
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         code = cli.main(list(argv))
     return code, out.getvalue(), err.getvalue()
-
-
-def cli_actions(*argv):
-    """{flag: argparse action} of the (sub)command `argv` names."""
-    parser = cli.build_parser()
-    for name in argv:
-        (sub,) = [a for a in parser._actions
-                  if getattr(a, 'choices', None) and name in a.choices and
-                  isinstance(a.choices, dict)]
-        parser = sub.choices[name]
-    return {flag: action for action in parser._actions
-            for flag in action.option_strings}
 
 
 class DefaultsAgreeTest(testtools.TestCase):
@@ -81,14 +70,14 @@ class DefaultsAgreeTest(testtools.TestCase):
         self.assertEqual(campaign.Campaign(**options.OVERRIDES[options.LOCAL]),
                          plan)
         # The bed sets these; the command line does not offer them.
-        flags = cli_actions('local', 'run')
+        flags = cli_options.actions('local', 'run')
         self.assertNotIn('--direction', flags)
         self.assertNotIn('--chain-length', flags)
         self.assertEqual('rfc2544', plan.method)
 
     def test_help_shows_the_default_each_command_uses(self):
-        measure_help = cli_actions('measure')
-        local_help = cli_actions('local', 'run')
+        measure_help = cli_options.actions('measure')
+        local_help = cli_options.actions('local', 'run')
         self.assertEqual('mlrsearch', measure_help['--method'].default)
         self.assertEqual('rfc2544', local_help['--method'].default)
         self.assertIn('(default: 5.0)', local_help['--trial-duration'].help)

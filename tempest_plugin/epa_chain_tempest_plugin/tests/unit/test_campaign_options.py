@@ -29,6 +29,7 @@ from epa_chain.commands import measure
 from epa_chain.measurement import campaign
 from epa_chain.measurement import options
 from epa_chain.measurement import searches
+from epa_chain.tests import cli_options
 from epa_chain_tempest_plugin import config as epa_config
 
 
@@ -47,18 +48,6 @@ def registered_conf():
         conf.register_opts(declared, group=group)
     conf([], default_config_files=[])
     return conf
-
-
-def cli_actions(*argv):
-    """{flag: argparse action} of the (sub)command `argv` names."""
-    parser = cli.build_parser()
-    for name in argv:
-        (sub,) = [a for a in parser._actions
-                  if getattr(a, 'choices', None) and name in a.choices and
-                  isinstance(a.choices, dict)]
-        parser = sub.choices[name]
-    return {flag: action for action in parser._actions
-            for flag in action.option_strings}
 
 
 class DefaultsAgreeTest(testtools.TestCase):
@@ -113,7 +102,8 @@ class ChoicesAndBoundsAgreeTest(testtools.TestCase):
 
     def test_method_choices(self):
         tempest = sorted(self.declared['search_method'].type.choices)
-        for flags in (cli_actions('measure'), cli_actions('local', 'run')):
+        for flags in (cli_options.actions('measure'),
+                      cli_options.actions('local', 'run')):
             self.assertEqual(tempest, sorted(flags['--method'].choices))
         self.assertEqual(tempest, sorted(searches.METHODS))
         self.assertEqual(tempest, sorted(options.METHOD_NAMES))
