@@ -28,27 +28,17 @@ from epa_chain.chain import config_drive
 from epa_chain.chain import hugetlbfs
 from epa_chain.chain import readiness
 from epa_chain.chain import wire
+from epa_chain.tests import fake_clock
 from epa_chain.tests import repo
 
 CHAIN_DIR = os.path.join(repo.ROOT, 'epa_chain', 'chain')
-
-
-class Clock:
-    def __init__(self):
-        self.now = 0.0
-
-    def __call__(self):
-        return self.now
-
-    def sleep(self, seconds):
-        self.now += seconds
 
 
 class TestReadinessWait(testtools.TestCase):
 
     def setUp(self):
         super().setUp()
-        self.clock = Clock()
+        self.clock = fake_clock.FakeClock()
         self.ready = []
 
     def wait(self, nodes, consoles, problems=None, timeout=30, **hints):

@@ -41,6 +41,7 @@ from epa_chain.cloud import stack
 from epa_chain.hot import shipped
 from epa_chain.measurement import options as campaign_options
 from epa_chain.measurement import trial
+from epa_chain.tests import fake_clock
 from epa_chain.tests import repo
 
 REPO = repo.ROOT
@@ -116,17 +117,6 @@ class ChainOptionsTest(testtools.TestCase):
 
 # ---- Fakes -----------------------------------------------------------------
 
-class FakeClock:
-    def __init__(self):
-        self.now = 0.0
-
-    def __call__(self):
-        return self.now
-
-    def sleep(self, seconds):
-        self.now += seconds
-
-
 class FakeHeatClient:
     """A heatclient v1 Client, scripted: statuses come from lists.
 
@@ -194,7 +184,7 @@ class StackServiceTest(testtools.TestCase):
 
     def setUp(self):
         super().setUp()
-        self.clock = FakeClock()
+        self.clock = fake_clock.FakeClock()
         self.options = opts.ChainOptions(template_dir=TEMPLATES)
 
     def service(self, heat):
@@ -433,7 +423,7 @@ class ReadinessTest(testtools.TestCase):
 
     def setUp(self):
         super().setUp()
-        self.clock = FakeClock()
+        self.clock = fake_clock.FakeClock()
         with open(os.path.join(FIXTURES, 'console-restarted.log')) as f:
             self.console = f.read()
 
@@ -631,7 +621,7 @@ class BenchmarkFlowTest(testtools.TestCase):
         self.endpoints = []
         self.plans = []
         self.cleanups = []
-        self.clock = FakeClock()
+        self.clock = fake_clock.FakeClock()
         self.stacks = stack.StackService(self.heat, poll_interval=1,
                                          clock=self.clock,
                                          sleep=self.clock.sleep)
