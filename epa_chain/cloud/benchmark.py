@@ -27,6 +27,7 @@ import functools
 import logging
 import time
 
+from epa_chain.cloud import budget as budget_mod
 from epa_chain.cloud import hop_check
 from epa_chain.cloud import options as opts
 from epa_chain.cloud import readiness
@@ -80,8 +81,10 @@ class ChainBenchmark:
 
     def __init__(self, options, stacks, compute, add_cleanup,
                  generator_factory=prox_generator, ready_interval=10.0,
-                 clock=time.monotonic, sleep=time.sleep):
+                 clock=time.monotonic, sleep=time.sleep, budget=None):
         self.options = options
+        # The test's timeout (budget.Budget); unlimited without one.
+        self.budget = budget or budget_mod.Budget(None, clock=clock)
         self.stacks = stacks
         self.compute = compute
         self.add_cleanup = add_cleanup
@@ -98,9 +101,13 @@ class ChainBenchmark:
         """
         args = stack_mod.build_create_args(stack_name, self.options,
                                            chain_length, direction)
+        # A stack an earlier run could not delete still holds its VLANs.
+        self.stacks.release_segments(
+            stack_mod.resolved_segments(resolved, chain_length),
+            self.options.stack_delete_timeout)
         stack_id = self.stacks.create(args)
         self.add_cleanup(functools.partial(
-            self.stacks.delete, stack_id, self.options.stack_create_timeout))
+            self.stacks.delete, stack_id, self.options.stack_delete_timeout))
         self.stacks.wait_for_create(stack_id,
                                     self.options.stack_create_timeout)
         outputs = self.stacks.outputs(stack_id)
@@ -122,14 +129,26 @@ class ChainBenchmark:
                 'scenarios need the in-stack generator' % (endpoint,))
         run_dir = results.run_directory(self.options.results_dir,
                                         chain_length, direction)
-        written, failed = [], []
+        written, failed, not_run = [], [], []
+        options = self.options
         with self.generator_factory(endpoint) as generator:
-            hop_check.check(generator,
-                            campaign_options.parse_direction(direction),
-                            outputs)
+            checked = hop_check.check(
+                generator, campaign_options.parse_direction(direction),
+                outputs, load_fraction=options.hop_check_load_fraction,
+                max_loss_ratio=options.hop_check_max_loss_ratio)
+            cloud = {'hop_check': hop_check.record(
+                checked, options.hop_check_load_fraction,
+                options.hop_check_max_loss_ratio)}
             for frame_size in self.options.frame_sizes:
                 for flows in self.options.flow_counts:
                     stem = results.file_stem(frame_size, flows)
+                    if not_run or not self.budget.allows(
+                            budget_mod.case_minimum_s(options),
+                            options.stack_delete_timeout):
+                        # Keep the deletion's time: the test timeout
+                        # would otherwise interrupt it.
+                        not_run.append(stem)
+                        continue
                     LOG.info('Measuring %s', stem)
                     plan = build_campaign(
                         self.options, frame_size, flows, direction,
@@ -137,9 +156,17 @@ class ChainBenchmark:
                         results.partial_directory(run_dir, stem))
                     document = campaign.run(generator, plan,
                                             progress=LOG.info)
+                    document['cloud'] = cloud
                     written.extend(results.write(run_dir, stem, document))
                     failed.extend(campaign.errors(document))
         LOG.info('Results in %s', run_dir)
+        if not_run:
+            raise BenchmarkError(
+                'the test timeout (%d s%s) left no time for %d case(s): %s '
+                '(results of the others in %s); raise OS_TEST_TIMEOUT or '
+                '[epa_chain] timeout_scaling_factor, or measure less' % (
+                    self.budget.total_s, self.budget.description,
+                    len(not_run), ', '.join(not_run), run_dir))
         if failed:
             # Measured cases are written; a case that ended in a generator
             # error (VNF stopped forwarding, rate not reached) has no figure.
@@ -163,6 +190,8 @@ class ChainBenchmark:
 
     def run(self, stack_name, chain_length, direction):
         self.check_plans(chain_length, direction)
+        self.budget.check(self.options,
+                          campaign_options.parse_direction(direction))
         resolved = stack_mod.resolve(stack_name, self.options, chain_length,
                                      direction)
         outputs = self.deploy(stack_name, chain_length, direction, resolved)

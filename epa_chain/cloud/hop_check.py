@@ -14,8 +14,9 @@
 
 A wrong next-hop MAC or a VNF that did not bind its ports loses every
 frame: a search would then run for hours to report a throughput of zero.
-A few seconds at a rate any vSwitch sustains (1 % of line rate, 64-byte
-frames, one flow) tell a broken hop from a slow one. The generator only
+A few seconds at a rate any vSwitch sustains (by default the seeds' 1 %
+of line rate, 64-byte frames, one flow; [epa_chain] hop_check_* lower it
+for slow hosts) tell a broken hop from a slow one. The generator only
 sees the ends, so the error lists the hops of the failing direction, from
 the stack's forward_chain / reverse_chain outputs, to inspect.
 """
@@ -46,14 +47,32 @@ def describe_path(hops):
         hop.get('network'), hop.get('vlan')) for hop in hops or [])
 
 
-def check(generator, directions, outputs=None):
+def record(results, load_fraction=LOAD_FRACTION,
+           max_loss_ratio=MAX_LOSS_RATIO):
+    """The hop check as the results document's cloud.hop_check."""
+    load_fps = results[0].spec.load_fps if results else None
+    return {
+        'frame_size': FRAME.size,
+        'duration_s': DURATION_S,
+        'load_fraction': load_fraction,
+        'load_fps': load_fps,
+        'max_loss_ratio': max_loss_ratio,
+        'directions': [{'direction': d.direction, 'tx_frames': d.tx_frames,
+                        'rx_frames': d.rx_frames,
+                        'loss_ratio': d.loss_ratio}
+                       for result in results for d in result.directions],
+    }
+
+
+def check(generator, directions, outputs=None,
+          load_fraction=LOAD_FRACTION, max_loss_ratio=MAX_LOSS_RATIO):
     """Run one low-rate trial per direction; return the results.
 
     `directions` are trial directions ('forward', 'reverse'); `outputs`
     the stack outputs, for the hop lists in error messages.
     """
     outputs = outputs or {}
-    load_fps = FRAME.line_rate_fps(generator.link_bps) * LOAD_FRACTION
+    load_fps = FRAME.line_rate_fps(generator.link_bps) * load_fraction
     results = []
     for direction in directions:
         path = describe_path(outputs.get(CHAIN_OUTPUTS[direction]))
@@ -71,12 +90,15 @@ def check(generator, directions, outputs=None):
             raise HopCheckError('%s direction: the generator returned no '
                                 'counters for it' % direction)
         counters = counters[0]
-        if counters.rx_frames <= 0 or counters.loss_ratio > MAX_LOSS_RATIO:
+        if counters.rx_frames <= 0 or counters.loss_ratio > max_loss_ratio:
             raise HopCheckError(
                 '%s direction does not forward: %d of %d frames came back '
-                'at %.0f frames/s (at most %.1f %% may be lost); hops: %s'
+                'at %.0f frames/s (%g of line rate; at most %g %% may be '
+                'lost: [epa_chain] hop_check_load_fraction, '
+                'hop_check_max_loss_ratio); hops: %s'
                 % (direction, counters.rx_frames, counters.tx_frames,
-                   load_fps, MAX_LOSS_RATIO * 100, path or 'unknown'))
+                   load_fps, load_fraction, max_loss_ratio * 100,
+                   path or 'unknown'))
         LOG.info('Hop check %s: %d/%d frames forwarded', direction,
                  counters.rx_frames, counters.tx_frames)
         results.append(result)

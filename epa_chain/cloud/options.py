@@ -19,6 +19,7 @@ options. Nothing here talks to a cloud.
 """
 
 import dataclasses
+import ipaddress
 import re
 import typing
 
@@ -75,6 +76,19 @@ def parse_segments(values):
     return tuple(segments)
 
 
+def parse_cidr(value):
+    """management_allowed_cidr as Heat's net_cidr constraint takes it."""
+    try:
+        if '/' not in value:
+            raise ValueError('no prefix length')
+        return str(ipaddress.ip_network(value.strip(), strict=False))
+    except ValueError:
+        raise OptionError(
+            'management_allowed_cidr', '%r is not a CIDR; give the range '
+            'of the host running Tempest, e.g. 192.0.2.10/32' % (value,)
+        ) from None
+
+
 def campaign_error(error):
     """A campaign FieldError as an OptionError naming the option."""
     return OptionError(campaign_options.conf_name(error.field),
@@ -113,6 +127,8 @@ class ChainOptions:
     numa_nodes: int = 1
     segments: typing.Tuple[Segment, ...] = ()
     management_network: str = 'private'
+    # chain.yaml's default; on a real cloud the Tempest host's range.
+    management_allowed_cidr: str = '10.0.0.0/8'
     key_name: str = ''
     chain_lengths: typing.Tuple[int, ...] = (1, 2, 3)
     directions: typing.Tuple[str, ...] = ('unidirectional', 'bidirectional')
@@ -132,7 +148,11 @@ class ChainOptions:
     results_dir: str = '/tmp/epa-chain-results'
     stack_create_timeout: int = 1800
     vnf_ready_timeout: int = 600
+    stack_delete_timeout: int = 600
     generator_control_port: int = 8474
+    # The hop check (hop_check.py): the seeds' 1 % of line rate, 1 % loss.
+    hop_check_load_fraction: float = 0.01
+    hop_check_max_loss_ratio: float = 0.01
 
     @classmethod
     def from_conf(cls, group):
@@ -149,6 +169,8 @@ class ChainOptions:
             raise OptionError('flow_counts', 'empty; give at least one')
         for name in ('chain_lengths', 'directions', 'flow_counts'):
             values[name] = tuple(values[name])
+        values['management_allowed_cidr'] = parse_cidr(
+            values['management_allowed_cidr'])
         return cls(**values)
 
     def segments_for(self, chain_length):

@@ -29,6 +29,14 @@ LOG = logging.getLogger(__name__)
 NotReadyError = node_readiness.NotReadyError
 
 
+class ConsoleUnavailable(Exception):
+    """The compute API has no console output for the server yet.
+
+    Nova answers 409 while a server builds and 404 before its console log
+    exists: the wait retries until its timeout.
+    """
+
+
 @dataclasses.dataclass(frozen=True)
 class Node:
     """A server the benchmark waits for, and the engine it must run."""
@@ -63,7 +71,8 @@ def wait_until_ready(nodes, compute, timeout, interval=10.0,
     """Poll consoles until every node is ready; raise NotReadyError.
 
     `compute` provides server_status(server_id) -> (status, fault) and
-    console_output(server_id) -> str.
+    console_output(server_id) -> str, raising ConsoleUnavailable while
+    the server has none yet.
     """
     def poll(node):
         status, fault = compute.server_status(node.server_id)
@@ -71,7 +80,11 @@ def wait_until_ready(nodes, compute, timeout, interval=10.0,
             # No console to read: the server never ran.
             return '', '(%s) is in ERROR: %s' % (
                 node.server_id, fault or 'no fault recorded')
-        return compute.console_output(node.server_id), None
+        try:
+            return compute.console_output(node.server_id), None
+        except ConsoleUnavailable as exc:
+            # Shown as the console's tail if the wait times out.
+            return '(no console output yet: %s)' % exc, None
 
     node_readiness.wait_until_ready(
         nodes, poll, timeout, interval=interval, clock=clock, sleep=sleep,

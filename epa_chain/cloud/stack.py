@@ -35,6 +35,10 @@ LOG = logging.getLogger(__name__)
 
 TEMPLATE = shipped.TEMPLATE
 SERVER_TYPE = 'OS::Nova::Server'
+# Every stack the benchmark creates carries this tag: a later run finds
+# the ones a failed delete left behind holding its VLANs by it.
+STACK_TAG = 'epa-chain-benchmark'
+SEGMENT_PARAMETERS = ('net%d_physical_network', 'net%d_vlan')
 # chain.yaml nests servers one level down (lib/chain_server.yaml).
 NESTED_DEPTH = 2
 
@@ -73,6 +77,7 @@ def stack_parameters(options, chain_length, direction):
         'mem_page_size': options.mem_page_size,
         'numa_nodes': options.numa_nodes,
         'management_network': options.management_network,
+        'management_allowed_cidr': options.management_allowed_cidr,
         'key_name': options.key_name,
         'generator_control_port': options.generator_control_port,
     }
@@ -142,8 +147,41 @@ def build_create_args(stack_name, options, chain_length, direction):
         # Keep a failed stack for its status reasons; the benchmark
         # deletes it in any case.
         'disable_rollback': True,
+        'tags': STACK_TAG,
         'timeout_mins': max(1, math.ceil(options.stack_create_timeout / 60)),
     }
+
+
+def segments_of(parameters, chain_length=None):
+    """{(physnet, vlan)} a stack's netK parameters claim.
+
+    `parameters` as Heat shows a stack's (values may be strings); up to
+    net<chain_length> when given (vnf_count+1 networks), else every netK.
+    """
+    if chain_length is None:
+        try:
+            chain_length = int(parameters.get('vnf_count', opts.MAX_SEGMENTS))
+        except (TypeError, ValueError):
+            chain_length = opts.MAX_SEGMENTS - 1
+    found = set()
+    for index in range(min(chain_length + 1, opts.MAX_SEGMENTS)):
+        physnet_key, vlan_key = (p % index for p in SEGMENT_PARAMETERS)
+        if parameters.get(physnet_key) and parameters.get(vlan_key):
+            try:
+                found.add((str(parameters[physnet_key]),
+                           int(parameters[vlan_key])))
+            except (TypeError, ValueError):
+                continue
+    return found
+
+
+def resolved_segments(resolved, chain_length):
+    """The segments a resolved stack will claim: preset + options."""
+    environment = resolved.template_set.environment or {}
+    merged = dict(environment.get('parameter_defaults') or {})
+    merged.update(environment.get('parameters') or {})
+    merged.update(resolved.parameters or {})
+    return segments_of(merged, chain_length)
 
 
 class StackService:
@@ -221,22 +259,73 @@ class StackService:
         """Delete and wait until Heat forgets the stack.
 
         A stack already gone is fine. DELETE_FAILED is retried once (ports
-        still held by a server being torn down are the usual cause).
+        still held by a server being torn down are the usual cause);
+        `timeout` covers every attempt. What is left is named in the
+        error: the stack, and its resources that failed and why.
         """
+        deadline = self.clock() + timeout
         for attempt in range(1, attempts + 1):
             try:
                 self.heat.stacks.delete(stack_id)
             except heat_exc.HTTPNotFound:
                 return
             LOG.info('Deleting stack %s (attempt %d)', stack_id, attempt)
-            status, reason = self._wait_for_delete(stack_id, timeout)
+            status, reason = self._wait_for_delete(stack_id, deadline,
+                                                   timeout)
             if status is None:
                 return
-        raise StackError('stack %s not deleted after %d attempts: %s: %s'
-                         % (stack_id, attempts, status, reason))
+            if self.clock() >= deadline:
+                break
+        raise StackError(
+            'stack %s not deleted after %d attempt(s) ([epa_chain] '
+            'stack_delete_timeout %d s): %s: %s%s; it still holds its '
+            'resources (provider VLANs included): the next run deletes it '
+            'before creating its own (tag %s), or delete it with '
+            '"openstack stack delete %s"' % (
+                stack_id, attempt, timeout, status, reason,
+                self._failed_resources(stack_id), STACK_TAG, stack_id))
 
-    def _wait_for_delete(self, stack_id, timeout):
-        deadline = self.clock() + timeout
+    def release_segments(self, segments, timeout):
+        """Delete stacks of earlier runs that hold any of `segments`.
+
+        Only stacks tagged STACK_TAG (created by this benchmark) are
+        considered: a delete that failed in an earlier run leaves its
+        provider networks, and creating the same VLANs again would fail
+        with "VLAN ... is in use". Returns the IDs deleted; a leftover
+        that cannot be deleted raises StackError naming it.
+        """
+        wanted = set(segments)
+        released = []
+        if not wanted:
+            return released
+        try:
+            # global_tenant: with dynamic credentials the earlier run's
+            # project is another one (and listing all needs admin).
+            leftovers = self.heat.stacks.list(tags=STACK_TAG,
+                                              global_tenant=True)
+        except heat_exc.HTTPException as exc:
+            LOG.warning('Leftover stacks not listed (%s); creating anyway',
+                        exc)
+            return released
+        for leftover in leftovers:
+            stack_id = leftover.id
+            try:
+                shown = self.heat.stacks.get(stack_id, resolve_outputs=False)
+            except heat_exc.HTTPNotFound:
+                continue
+            parameters = getattr(shown, 'parameters', None) or {}
+            held = wanted & segments_of(parameters)
+            if not held or shown.stack_status == 'DELETE_COMPLETE':
+                continue
+            LOG.warning('Stack %s (%s, %s) of an earlier run holds %s: '
+                        'deleting it first', leftover.stack_name, stack_id,
+                        shown.stack_status, ', '.join(
+                            '%s:%d' % s for s in sorted(held)))
+            self.delete(stack_id, timeout)
+            released.append(stack_id)
+        return released
+
+    def _wait_for_delete(self, stack_id, deadline, timeout):
         while True:
             try:
                 stack = self.heat.stacks.get(stack_id,

@@ -34,12 +34,14 @@ from heatclient import exc as heat_exc
 import testtools
 
 from epa_chain.chain import readiness as node_readiness
+from epa_chain.cloud import budget
 from epa_chain.cloud import hop_check
 from epa_chain.cloud import options as opts
 from epa_chain.cloud import readiness
 from epa_chain.cloud import stack
 from epa_chain.hot import shipped
 from epa_chain.measurement import options as campaign_options
+from epa_chain.measurement import results as measurement_results
 from epa_chain.measurement import trial
 from epa_chain.tests import fake_clock
 from epa_chain.tests import repo
@@ -91,6 +93,19 @@ class ChainOptionsTest(testtools.TestCase):
                                       value.split(','))
             self.assertIn('[epa_chain] segments', str(error))
 
+    def test_management_allowed_cidr(self):
+        options = opts.ChainOptions.from_conf(as_group(
+            management_allowed_cidr='192.0.2.10/32'))
+        self.assertEqual('192.0.2.10/32', options.management_allowed_cidr)
+        self.assertEqual('10.0.0.0/8',
+                         opts.ChainOptions().management_allowed_cidr)
+        for value in ('192.0.2.10', 'tempest-host', '10.0.0.0/33'):
+            error = self.assertRaises(opts.OptionError,
+                                      opts.ChainOptions.from_conf,
+                                      as_group(management_allowed_cidr=value))
+            self.assertIn('[epa_chain] management_allowed_cidr: %r is not '
+                          'a CIDR' % value, str(error))
+
     def test_skip_reasons(self):
         conf = mock.Mock(spec=['service_available'])
         conf.service_available = mock.Mock(spec=['epa_chain'],
@@ -126,8 +141,13 @@ class FakeHeatClient:
     """
 
     def __init__(self, create=('CREATE_COMPLETE',),
-                 delete=('DELETE_COMPLETE',), outputs=(), resources=()):
+                 delete=('DELETE_COMPLETE',), outputs=(), resources=(),
+                 leftovers=()):
         self.calls = []
+        # Stacks of earlier runs: stack id -> (name, status, parameters);
+        # stacks.delete makes them gone.
+        self.leftovers = {stack_id: values
+                          for stack_id, *values in leftovers}
         self.scripts = {'create': list(create), 'delete': list(delete)}
         self.phase = 'create'
         self.outputs = list(outputs)
@@ -148,8 +168,19 @@ class FakeStacks:
         self.heat.calls.append(('create', kwargs))
         return {'stack': {'id': 'stack-id-1', 'links': []}}
 
+    def list(self, **kwargs):
+        self.heat.calls.append(('list', kwargs))
+        return [mock.Mock(id=stack_id, stack_name=values[0])
+                for stack_id, values in self.heat.leftovers.items()]
+
     def get(self, stack_id, resolve_outputs=True):
         self.heat.calls.append(('get', stack_id))
+        if stack_id in self.heat.leftovers:
+            _name, status, parameters = self.heat.leftovers[stack_id]
+            if status == 'GONE':
+                raise heat_exc.HTTPNotFound()
+            return mock.Mock(stack_status=status, parameters=parameters,
+                             stack_status_reason='reason of %s' % status)
         status = self.heat.next_status()
         if status == 'GONE':
             raise heat_exc.HTTPNotFound()
@@ -159,6 +190,10 @@ class FakeStacks:
 
     def delete(self, stack_id):
         self.heat.calls.append(('delete', stack_id))
+        if stack_id in self.heat.leftovers:
+            name, _status, parameters = self.heat.leftovers[stack_id]
+            self.heat.leftovers[stack_id] = (name, 'GONE', parameters)
+            return
         if self.heat.phase == 'delete' and self.heat.next_status() == 'GONE':
             raise heat_exc.HTTPNotFound()
         self.heat.phase = 'delete'
@@ -313,6 +348,67 @@ class StackServiceTest(testtools.TestCase):
                                   self.service(heat).delete,
                                   'stack-id-1', 60)
         self.assertIn('reason of DELETE_FAILED', str(error))
+
+    def test_management_cidr_and_tag_reach_the_stack(self):
+        options = dataclasses.replace(
+            self.options, management_allowed_cidr='172.24.4.0/24')
+        args = stack.build_create_args('s1', options, 1, 'bidirectional')
+        self.assertEqual('172.24.4.0/24',
+                         args['parameters']['management_allowed_cidr'])
+        self.assertEqual(stack.STACK_TAG, args['tags'])
+
+    def test_delete_failure_names_what_is_left(self):
+        heat = FakeHeatClient(delete=('DELETE_FAILED',), resources=[
+            fake_resource('net0', 'OS::Neutron::ProviderNet',
+                          'DELETE_FAILED', reason='Conflict: port in use'),
+            fake_resource('vnf1', 'OS::Nova::Server', 'DELETE_COMPLETE')])
+        error = self.assertRaises(stack.StackError,
+                                  self.service(heat).delete,
+                                  'stack-id-1', 60)
+        self.assertIn('stack stack-id-1 not deleted after 2 attempt(s)',
+                      str(error))
+        self.assertIn('net0 (OS::Neutron::ProviderNet): Conflict: port in '
+                      'use', str(error))
+        self.assertNotIn('vnf1', str(error))
+        self.assertIn('the next run deletes it', str(error))
+
+    def test_delete_attempts_share_the_timeout(self):
+        heat = FakeHeatClient(delete=('DELETE_IN_PROGRESS',))
+        error = self.assertRaises(stack.StackError,
+                                  self.service(heat).delete,
+                                  'stack-id-1', 60)
+        self.assertIn('stack_delete_timeout 60 s', str(error))
+        # The first attempt used the whole budget: no second one.
+        self.assertEqual(1, len([c for c in heat.calls if c[0] == 'delete']))
+        self.assertLess(self.clock.now, 70)
+
+    def test_leftovers_holding_the_segments_are_deleted_first(self):
+        mine = {'vnf_count': '1', 'net0_physical_network': 'physnet1',
+                'net0_vlan': '1001', 'net1_physical_network': 'physnet2',
+                'net1_vlan': '2001'}
+        other = dict(mine, net0_vlan='3001', net1_vlan='3002')
+        heat = FakeHeatClient(leftovers=[
+            ('old-1', 'epa-chain-1vnf-x', 'DELETE_FAILED', mine),
+            ('old-2', 'epa-chain-1vnf-y', 'CREATE_COMPLETE', other)])
+        released = self.service(heat).release_segments(
+            {('physnet1', 1001), ('physnet2', 2001)}, 60)
+        self.assertEqual(['old-1'], released)
+        (listed,) = [c for c in heat.calls if c[0] == 'list']
+        self.assertEqual({'tags': stack.STACK_TAG, 'global_tenant': True},
+                         listed[1])
+        self.assertEqual([('delete', 'old-1')],
+                         [c for c in heat.calls if c[0] == 'delete'])
+
+    def test_segments_of_stack_parameters(self):
+        parameters = {'vnf_count': '2', 'net0_physical_network': 'p1',
+                      'net0_vlan': '11', 'net1_physical_network': 'p1',
+                      'net1_vlan': 12, 'net2_physical_network': 'p2',
+                      'net2_vlan': '21', 'net3_physical_network': 'p2',
+                      'net3_vlan': '22'}
+        self.assertEqual({('p1', 11), ('p1', 12), ('p2', 21)},
+                         stack.segments_of(parameters))
+        self.assertEqual({('p1', 11), ('p1', 12)},
+                         stack.segments_of(parameters, 1))
 
     def test_delete_of_a_stack_already_gone(self):
         heat = FakeHeatClient()
@@ -484,6 +580,34 @@ class ReadinessTest(testtools.TestCase):
         self.assertIn('line one | kernel panic', str(error))
         self.assertGreaterEqual(self.clock.now, 30)
 
+    def test_console_not_available_yet_is_retried(self):
+        ready = console_ready('n1', 'prox')
+
+        class BootingCompute(FakeCompute):
+            # Nova: 409 while building, 404 before the console log exists.
+            answers = [readiness.ConsoleUnavailable('409 Conflict'),
+                       readiness.ConsoleUnavailable('404 Not Found')]
+
+            def console_output(self, server_id):
+                if self.answers:
+                    raise self.answers.pop(0)
+                return super().console_output(server_id)
+
+        self.wait([readiness.Node('id1', 'n1', 'prox')],
+                  BootingCompute({'id1': [ready]}))
+        self.assertEqual(20, self.clock.now)
+
+    def test_console_never_available_times_out_saying_so(self):
+        class NoConsole(FakeCompute):
+            def console_output(self, server_id):
+                raise readiness.ConsoleUnavailable('409 Conflict')
+
+        error = self.assertRaises(readiness.NotReadyError, self.wait,
+                                  [readiness.Node('id1', 'n1', 'prox')],
+                                  NoConsole({}), 30)
+        self.assertIn('no console output yet: 409 Conflict', str(error))
+        self.assertIn('vnf_ready_timeout', str(error))
+
     def test_expected_nodes(self):
         topology = fake_topology(('s-vnf1', 'testpmd'),
                                  ('s-vnf2', 'testpmd'),
@@ -572,6 +696,24 @@ class HopCheckTest(testtools.TestCase):
         self.assertRaises(hop_check.HopCheckError, hop_check.check,
                           FakeGenerator({'forward': 0.5}), ('forward',))
         hop_check.check(FakeGenerator({'forward': 0.999}), ('forward',))
+
+    def test_load_and_loss_tolerance_from_the_options(self):
+        generator = FakeGenerator({'forward': 0.9})
+        error = self.assertRaises(hop_check.HopCheckError, hop_check.check,
+                                  generator, ('forward',))
+        self.assertIn('hop_check_max_loss_ratio', str(error))
+        results = hop_check.check(generator, ('forward',),
+                                  load_fraction=0.001, max_loss_ratio=0.2)
+        line_rate = trial.FrameSize(size=64).line_rate_fps(10e9)
+        self.assertAlmostEqual(0.001 * line_rate,
+                               generator.specs[-1].load_fps)
+        record = hop_check.record(results, 0.001, 0.2)
+        self.assertEqual(0.001, record['load_fraction'])
+        self.assertEqual(0.2, record['max_loss_ratio'])
+        self.assertEqual(['forward'],
+                         [d['direction'] for d in record['directions']])
+        self.assertAlmostEqual(0.1, record['directions'][0]['loss_ratio'],
+                               places=3)
 
     def test_generator_error_names_the_direction(self):
         generator = FakeGenerator(error=trial.GeneratorError(
@@ -679,6 +821,9 @@ class BenchmarkFlowTest(testtools.TestCase):
             with open(path) as f:
                 document = json.load(f)
             self.assertEqual('epa-chain/results/1', document['schema'])
+            measurement_results.validate(document, path)
+            self.assertEqual(0.01, document['cloud']['hop_check'][
+                'load_fraction'])
             self.assertEqual('rfc2544', document['method'])
             (case,) = document['cases']
             self.assertEqual(['forward', 'reverse'], case['directions'])
@@ -697,6 +842,72 @@ class BenchmarkFlowTest(testtools.TestCase):
         self.run_cleanups()
         self.assertIn(('delete', 'stack-id-1'), self.heat.calls)
         self.assertEqual(('get', 'stack-id-1'), self.heat.calls[-1])
+
+    def test_hop_check_options_reach_the_check_and_the_results(self):
+        self.record_campaigns()
+        self.options = dataclasses.replace(
+            self.options, hop_check_load_fraction=0.002,
+            hop_check_max_loss_ratio=0.3,
+            frame_sizes=(trial.FrameSize(size=64),), flow_counts=(1,))
+        self.generator.forwarding = {'forward': 0.8}
+        self.chain_benchmark().run('s', 1, 'unidirectional')
+        line_rate = trial.FrameSize(size=64).line_rate_fps(10e9)
+        self.assertAlmostEqual(0.002 * line_rate,
+                               self.generator.specs[0].load_fps)
+        (write_call,) = self.benchmark.results.write.call_args_list
+        document = write_call[0][2]
+        self.assertEqual(0.3, document['cloud']['hop_check'][
+            'max_loss_ratio'])
+
+    def test_leftover_stack_on_the_segments_is_deleted_before_create(self):
+        self.record_campaigns()
+        self.heat.leftovers = {'old-1': (
+            'epa-chain-1vnf-bidirectional-1', 'DELETE_FAILED',
+            {'vnf_count': '1', 'net0_physical_network': 'physnet1',
+             'net0_vlan': '1001', 'net1_physical_network': 'physnet2',
+             'net1_vlan': '2001'})}
+        self.chain_benchmark().run('s', 1, 'bidirectional')
+        order = [c[:2] for c in self.heat.calls
+                 if c[0] in ('delete', 'create')]
+        self.assertEqual(('delete', 'old-1'), order[0])
+        self.assertEqual('create', order[1][0])
+
+    def test_budget_that_cannot_fit_fails_before_any_stack(self):
+        limit = budget.Budget(1000, ' (OS_TEST_TIMEOUT)', clock=self.clock)
+        error = self.assertRaises(
+            opts.OptionError, self.benchmark.ChainBenchmark(
+                self.options, self.stacks, self.compute,
+                self.cleanups.append, budget=limit).run,
+            's', 1, 'bidirectional')
+        self.assertIn('cannot fit in the test timeout of 1000 s', str(error))
+        self.assertIn('stack_delete_timeout 600', str(error))
+        self.assertEqual([], self.heat.calls)
+
+    def test_measuring_stops_to_leave_time_for_the_delete(self):
+        self.record_campaigns()
+
+        def slow_run(generator, plan, progress=None):
+            self.clock.sleep(450)
+            self.plans.append(plan)
+            return {'schema': 'epa-chain/results/1', 'cases': []}
+
+        self.benchmark.campaign.run.side_effect = slow_run
+        self.options = dataclasses.replace(self.options,
+                                           stack_delete_timeout=300,
+                                           latency_duration=10.0)
+        # 120 + 60 create/ready + 300 delete + 4 cases of >= 20 s fit in
+        # 1200 s; two 450 s campaigns then leave too little for a third.
+        run = self.benchmark.ChainBenchmark(
+            self.options, self.stacks, self.compute, self.cleanups.append,
+            generator_factory=self.generator_factory, ready_interval=1,
+            clock=self.clock, sleep=self.clock.sleep,
+            budget=budget.Budget(1200, clock=self.clock))
+        error = self.assertRaises(self.benchmark.BenchmarkError, run.run,
+                                  's', 1, 'bidirectional')
+        self.assertEqual(2, len(self.plans))
+        self.assertIn('left no time for 2 case(s)', str(error))
+        self.assertIn('imix-64x7-570x4-1518x1-1flows', str(error))
+        self.assertEqual(1, len(self.cleanups))
 
     def test_flow_order_and_plans(self):
         self.record_campaigns()
@@ -854,6 +1065,36 @@ class BenchmarkFlowTest(testtools.TestCase):
             opts.OptionError, self.benchmark.build_campaign, options,
             trial.FrameSize(size=64), 1, 'unidirectional', 1, None)
         self.assertIn('ndr_loss_ratio and pdr_loss_ratio', str(error))
+
+
+class BudgetTest(testtools.TestCase):
+
+    def test_test_timeout_read_as_tempest_does(self):
+        self.assertIsNone(budget.test_timeout({}))
+        self.assertIsNone(budget.test_timeout({'OS_TEST_TIMEOUT': '0'}))
+        self.assertIsNone(budget.test_timeout({'OS_TEST_TIMEOUT': 'x'}))
+        self.assertEqual(1200, budget.test_timeout(
+            {'OS_TEST_TIMEOUT': '1200'}))
+        self.assertEqual(4800, budget.test_timeout(
+            {'OS_TEST_TIMEOUT': '1200'}, scaling_factor=4))
+
+    def test_minimum_of_a_scenario(self):
+        options = opts.ChainOptions(
+            frame_sizes=(trial.FrameSize(size=64),), flow_counts=(1, 10),
+            trial_duration=10.0, latency_duration=5.0,
+            latency_soak_duration=0.0)
+        self.assertEqual(1800 + 600 + 2 * 2.0 + 2 * 15.0 + 600,
+                         budget.minimum_s(options, ('forward', 'reverse')))
+        clock = fake_clock.FakeClock()
+        fits = budget.Budget(3100, clock=clock)
+        fits.check(options, ('forward', 'reverse'))
+        self.assertRaises(opts.OptionError,
+                          budget.Budget(3000, clock=clock).check,
+                          options, ('forward', 'reverse'))
+        budget.Budget(None).check(options, ('forward',))
+        clock.sleep(3000)
+        self.assertFalse(fits.allows(50, 60))
+        self.assertTrue(fits.allows(40, 60))
 
 
 class ResultsTest(testtools.TestCase):
