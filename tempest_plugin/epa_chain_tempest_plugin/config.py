@@ -156,6 +156,15 @@ EpaChainGroup = [
                help='Existing network for SSH and the generator\'s PROX '
                     'control socket. The host running Tempest must reach '
                     'addresses on it.'),
+    cfg.StrOpt('management_allowed_cidr',
+               default='10.0.0.0/8',
+               help='Source range the stack\'s management security group '
+                    'admits to SSH and the generator\'s control port '
+                    '(chain.yaml management_allowed_cidr). On a real cloud '
+                    'give the address range the host running Tempest '
+                    'reaches management_network from (e.g. its router '
+                    'gateway\'s, 172.24.4.0/24 on devstack); the control '
+                    'socket has no authentication, keep it narrow.'),
     cfg.StrOpt('key_name',
                default='',
                help='Nova key pair installed on every server; empty for '
@@ -185,13 +194,53 @@ EpaChainGroup = [
                default=1800,
                min=1,
                help='Seconds to wait for the stack to reach '
-                    'CREATE_COMPLETE (and, separately, to be deleted).'),
+                    'CREATE_COMPLETE.'),
+    cfg.IntOpt('stack_delete_timeout',
+               default=600,
+               min=1,
+               help='Seconds the deletion of the stack may take, both '
+                    'attempts together (a DELETE_FAILED is retried once). '
+                    'Reserved out of the test timeout before measuring.'),
     cfg.IntOpt('vnf_ready_timeout',
                default=600,
                min=1,
                help='Seconds to wait, once the stack is complete, for '
                     'every VNF and the generator to print "EPA-CHAIN '
                     'READY" on their consoles.'),
+    cfg.IntOpt('timeout_scaling_factor',
+               default=4,
+               min=1,
+               help='Multiplies OS_TEST_TIMEOUT for the benchmark scenarios '
+                    '(Tempest\'s TIMEOUT_SCALING_FACTOR). Stack creation, '
+                    'readiness, the shortest possible campaign and the '
+                    'deletion must fit in the product, or the scenario '
+                    'fails before creating anything.'),
+    # ---- Hop check -------------------------------------------------------
+    cfg.FloatOpt('hop_check_load_fraction',
+                 default=0.01,
+                 min=0.000001, max=1.0,
+                 help='Load of the hop check (one 2-second trial of 64-byte '
+                      'frames per direction before measuring), as a '
+                      'fraction of line rate. Lower it on hosts that '
+                      'forward slowly (QEMU TCG guests).'),
+    cfg.FloatOpt('hop_check_max_loss_ratio',
+                 default=0.01,
+                 min=0.0, max=0.999999,
+                 help='Loss the hop check tolerates per direction; more '
+                      'fails the scenario with the hops of that direction.'),
+    # ---- Heat API --------------------------------------------------------
+    cfg.StrOpt('heat_catalog_type',
+               default='orchestration',
+               help='Catalog type of the Heat API (here because '
+                    'current Tempest has no [orchestration] group).'),
+    cfg.StrOpt('heat_endpoint_type',
+               default='publicURL',
+               choices=['public', 'admin', 'internal',
+                        'publicURL', 'adminURL', 'internalURL'],
+               help='Endpoint type of the Heat API in the catalog.'),
+    cfg.StrOpt('heat_region',
+               default='',
+               help='Region of the Heat API; empty: [identity] region.'),
     cfg.PortOpt('generator_control_port',
                 default=8474,
                 help='TCP port of the generator\'s PROX control socket '

@@ -12,51 +12,36 @@
 
 """Cloud access for the scenarios, from Tempest's credentials.
 
-tempest.lib has no orchestration client, so Heat is reached with
-python-heatclient, like heat-tempest-plugin does, over a keystoneauth
-session built from the credentials Tempest allocated to the test class.
-Servers are read with Tempest's own compute client.
+Heat through the plugin's own tempest.lib RestClient (orchestration.py:
+Tempest's auth provider, endpoint selection and request logging), in
+the shape epa_chain.cloud.stack expects; servers through Tempest's own
+compute client.
 """
 
-from heatclient import client as heat_client
-from keystoneauth1.identity import v3
-from keystoneauth1 import session as ks_session
-
 from tempest import config
+from tempest.lib import exceptions as lib_exc
+
+from epa_chain.cloud import readiness
+from epa_chain_tempest_plugin.services import orchestration
 
 CONF = config.CONF
-HEAT_API_VERSION = '1'
 
 
-def keystone_session(credentials):
-    """A keystoneauth session for Tempest credentials (identity v3).
+def heat(auth_provider):
+    """Heat for the class's credentials, endpoint from [epa_chain] heat_*.
 
-    Password authentication rather than Tempest's token: a benchmark
-    outlives a token (hours of trials), a session re-authenticates.
+    The common client settings (TLS, HTTP timeout, trace_requests) are
+    Tempest's, as for its own service clients.
     """
-    auth = v3.Password(
-        auth_url=CONF.identity.uri_v3,
-        username=credentials.username,
-        password=credentials.password,
-        user_domain_name=credentials.user_domain_name,
-        user_domain_id=credentials.user_domain_id,
-        project_name=credentials.project_name,
-        project_id=credentials.project_id,
-        project_domain_name=credentials.project_domain_name,
-        project_domain_id=credentials.project_domain_id)
-    if CONF.identity.disable_ssl_certificate_validation:
-        verify = False
-    else:
-        verify = CONF.identity.ca_certificates_file or True
-    return ks_session.Session(auth=auth, verify=verify)
-
-
-def heat(session):
-    """heatclient v1 on the session, in Tempest's identity region."""
-    return heat_client.Client(HEAT_API_VERSION, session=session,
-                              service_type='orchestration',
-                              interface='public',
-                              region_name=CONF.identity.region or None)
+    params = config.service_client_config()
+    group = CONF.epa_chain
+    params.update(service=group.heat_catalog_type,
+                  endpoint_type=group.heat_endpoint_type,
+                  region=group.heat_region or CONF.identity.region,
+                  build_interval=CONF.compute.build_interval,
+                  build_timeout=CONF.compute.build_timeout)
+    return orchestration.HeatFacade(
+        orchestration.OrchestrationClient(auth_provider, **params))
 
 
 class TempestCompute:
@@ -74,5 +59,12 @@ class TempestCompute:
         return server['status'], fault
 
     def console_output(self, server_id):
-        body = self.servers_client.get_console_output(server_id)
+        try:
+            body = self.servers_client.get_console_output(server_id)
+        except (lib_exc.Conflict, lib_exc.NotFound) as exc:
+            # 409 while the server builds, 404 before its console log
+            # exists: the readiness wait asks again. A server that is
+            # gone shows in server_status first.
+            raise readiness.ConsoleUnavailable(
+                '%d %s' % (exc.status_code, exc)) from exc
         return body['output'] or ''

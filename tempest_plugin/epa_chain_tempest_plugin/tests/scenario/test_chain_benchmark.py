@@ -23,19 +23,48 @@ Admin credentials: the stack creates provider networks and (unless
 [epa_chain] vnf_flavor/generator_flavor name existing ones) EPA flavors.
 Serial: a benchmark must not share its hosts' cores and NICs with another
 test, and two stacks would claim the same VLAN segments.
+
+Timeout: OS_TEST_TIMEOUT x [epa_chain] timeout_scaling_factor; the stack,
+readiness, measurement and deletion budgets must fit in it
+(epa_chain/cloud/budget.py).
 """
 
+from tempest.common import credentials_factory
 from tempest import config
 from tempest.lib.common.utils import data_utils
 from tempest.lib import decorators
+from tempest.lib import exceptions as lib_exc
 from tempest import test
 
 from epa_chain.cloud import benchmark
+from epa_chain.cloud import budget
 from epa_chain.cloud import options as opts
 from epa_chain.cloud import stack
 from epa_chain_tempest_plugin.services import clients
 
 CONF = config.CONF
+
+
+def admin_skip_reason(identity_version):
+    """Why the admin credentials the class needs are missing, or None.
+
+    Tempest's own check trusts dynamic credentials blindly; creating them
+    then fails in setUpClass when [auth] admin_* are not set.
+    """
+    if not credentials_factory.is_admin_available(identity_version):
+        return ('the epa-chain benchmarks need admin credentials (provider '
+                'networks, flavors): none in the accounts file or [auth]')
+    if CONF.auth.use_dynamic_credentials:
+        try:
+            credentials_factory.get_configured_admin_credentials(
+                fill_in=False, identity_version=identity_version)
+        except lib_exc.InvalidConfiguration as exc:
+            return ('the epa-chain benchmarks need admin credentials '
+                    '(provider networks, flavors), and dynamic credentials '
+                    'have no admin to create them with: set [auth] '
+                    'admin_username, admin_password, admin_project_name '
+                    '(%s)' % exc)
+    return None
 
 
 @decorators.serial
@@ -47,16 +76,27 @@ class ChainBenchmarkTest(test.BaseTestCase):
     @classmethod
     def skip_checks(cls):
         super(ChainBenchmarkTest, cls).skip_checks()
-        reason = opts.service_skip_reason(CONF)
+        reason = (opts.service_skip_reason(CONF) or
+                  admin_skip_reason(cls.get_identity_version()))
         if reason:
             raise cls.skipException(reason)
+        if not CONF.compute_feature_enabled.console_output:
+            raise cls.skipException(
+                'the epa-chain benchmarks observe readiness on the servers\' '
+                'consoles, and [compute-feature-enabled] console_output is '
+                'False')
 
     @classmethod
     def setup_clients(cls):
         super(ChainBenchmarkTest, cls).setup_clients()
-        session = clients.keystone_session(cls.os_admin.credentials)
-        cls.heat_client = clients.heat(session)
+        cls.heat_client = clients.heat(cls.os_admin.auth_provider)
         cls.compute = clients.TempestCompute(cls.os_admin.servers_client)
+
+    @classmethod
+    def resource_setup(cls):
+        super(ChainBenchmarkTest, cls).resource_setup()
+        # Read by Tempest's setUp for the test's fixtures.Timeout.
+        cls.TIMEOUT_SCALING_FACTOR = CONF.epa_chain.timeout_scaling_factor
 
     def _benchmark(self, chain_length, direction):
         options = opts.ChainOptions.from_conf(CONF.epa_chain)
@@ -65,9 +105,14 @@ class ChainBenchmarkTest(test.BaseTestCase):
             self.skipTest(reason)
         stack_name = data_utils.rand_name(
             prefix='epa-chain', name='%dvnf-%s' % (chain_length, direction))
+        factor = self.TIMEOUT_SCALING_FACTOR
+        time_budget = budget.Budget(
+            budget.test_timeout(scaling_factor=factor),
+            ' (%s x [epa_chain] timeout_scaling_factor %d)'
+            % (budget.TIMEOUT_VARIABLE, factor))
         run = benchmark.ChainBenchmark(
             options, stack.StackService(self.heat_client), self.compute,
-            self.addCleanup)
+            self.addCleanup, budget=time_budget)
         written = run.run(stack_name, chain_length, direction)
         self.assertTrue(written, 'no results written')
 

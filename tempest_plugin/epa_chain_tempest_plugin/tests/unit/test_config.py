@@ -42,6 +42,7 @@ EXPECTED_OPTIONS = {
     'numa_nodes': (cfg.IntOpt, 1),
     'segments': (cfg.ListOpt, []),
     'management_network': (cfg.StrOpt, 'private'),
+    'management_allowed_cidr': (cfg.StrOpt, '10.0.0.0/8'),
     'key_name': (cfg.StrOpt, ''),
     'chain_lengths': (cfg.ListOpt, [1, 2, 3]),
     'directions': (cfg.ListOpt, ['unidirectional', 'bidirectional']),
@@ -60,8 +61,19 @@ EXPECTED_OPTIONS = {
     'results_dir': (cfg.StrOpt, '/tmp/epa-chain-results'),
     'stack_create_timeout': (cfg.IntOpt, 1800),
     'vnf_ready_timeout': (cfg.IntOpt, 600),
+    'stack_delete_timeout': (cfg.IntOpt, 600),
+    'timeout_scaling_factor': (cfg.IntOpt, 4),
+    'hop_check_load_fraction': (cfg.FloatOpt, 0.01),
+    'hop_check_max_loss_ratio': (cfg.FloatOpt, 0.01),
+    'heat_catalog_type': (cfg.StrOpt, 'orchestration'),
+    'heat_endpoint_type': (cfg.StrOpt, 'publicURL'),
+    'heat_region': (cfg.StrOpt, ''),
     'generator_control_port': (cfg.PortOpt, 8474),
 }
+# Read by the plugin itself (the Heat client, the test timeout), not by
+# epa_chain.cloud.options.ChainOptions.
+PLUGIN_ONLY = {'timeout_scaling_factor', 'heat_catalog_type',
+               'heat_endpoint_type', 'heat_region'}
 
 
 def registered_conf(args=()):
@@ -108,7 +120,12 @@ class OptionsTest(testtools.TestCase):
                             ('directions', 'sideways'),
                             ('vnf_engine', 'vpp'),
                             ('search_method', 'guess'),
-                            ('numa_nodes', 0)):
+                            ('numa_nodes', 0),
+                            ('hop_check_load_fraction', 0.0),
+                            ('hop_check_load_fraction', 1.5),
+                            ('hop_check_max_loss_ratio', 1.0),
+                            ('timeout_scaling_factor', 0),
+                            ('heat_endpoint_type', 'private')):
             self.assertRaises(ValueError, conf.set_override, name, value,
                               'epa_chain')
 
@@ -121,7 +138,7 @@ class OptionsTest(testtools.TestCase):
 
     def test_chain_options_read_every_option(self):
         fields = {f.name for f in dataclasses.fields(opts.ChainOptions)}
-        self.assertEqual(set(EXPECTED_OPTIONS), fields)
+        self.assertEqual(set(EXPECTED_OPTIONS) - PLUGIN_ONLY, fields)
         options = opts.ChainOptions.from_conf(registered_conf().epa_chain)
         self.assertEqual(opts.ChainOptions(), options)
 
@@ -142,6 +159,23 @@ class OptionsTest(testtools.TestCase):
                                   conf.epa_chain)
         self.assertIn('[epa_chain] frame_sizes', str(error))
         self.assertIn("'32'", str(error))
+
+    def test_defaults_are_the_typed_views(self):
+        # One set of defaults: oslo.config's and ChainOptions' agree.
+        options = opts.ChainOptions.from_conf(registered_conf().epa_chain)
+        self.assertEqual(0.01, options.hop_check_load_fraction)
+        self.assertEqual(0.01, options.hop_check_max_loss_ratio)
+        self.assertEqual('10.0.0.0/8', options.management_allowed_cidr)
+        self.assertEqual(600, options.stack_delete_timeout)
+
+    def test_management_allowed_cidr_is_checked(self):
+        conf = registered_conf()
+        conf.set_override('management_allowed_cidr', '172.24.4.1',
+                          'epa_chain')
+        error = self.assertRaises(opts.OptionError,
+                                  opts.ChainOptions.from_conf,
+                                  conf.epa_chain)
+        self.assertIn('[epa_chain] management_allowed_cidr', str(error))
 
     def test_segments(self):
         conf = registered_conf()

@@ -12,8 +12,9 @@
 
 """The plugin in Tempest, without a cloud.
 
-The entry point, the scenarios skipping under Tempest's fake config, the
-Heat client from Tempest's credentials, and the `tempest` commands in a
+The entry point, the scenarios skipping under Tempest's fake config (no
+service, no admin for dynamic credentials, no console output), the test
+timeout budget, the Heat client's endpoint, and the `tempest` commands in a
 fresh workspace (`tempest init`, `list-plugins`, `run --list-tests`).
 """
 
@@ -27,11 +28,13 @@ import tempfile
 import unittest
 from unittest import mock
 
+import fixtures
 from oslo_config import cfg
 from tempest import config as tempest_config
+from tempest.lib.common import rest_client
 from tempest.test_discover import plugins
 from tempest.tests import fake_config
-from tempest.tests.lib import fake_credentials
+from tempest.tests.lib import fake_auth_provider
 from tempest.tests.lib.services import registry_fixture
 import testtools
 
@@ -158,17 +161,77 @@ class ScenarioSkipTest(testtools.TestCase):
                                   case.test_chain_2vnf_unidirectional)
         self.assertIn('direction unidirectional is not in', str(error))
 
-    def test_heat_client_from_tempest_credentials(self):
-        creds = fake_credentials.FakeKeystoneV3Credentials()
-        session = clients.keystone_session(creds)
-        self.assertEqual('http://fake_uri_v3.com/auth', session.auth.auth_url)
-        (method,) = session.auth.auth_methods
-        self.assertEqual(creds.username, method.username)
-        self.assertEqual(creds.password, method.password)
-        self.assertFalse(session.verify)
-        heat = clients.heat(session)
-        self.assertEqual('orchestration', heat.http_client.service_type)
-        self.assertIs(session, heat.http_client.session)
+    def enable(self, overrides):
+        """[service_available] epa_chain on, and {(group, name): value}."""
+        overrides = dict(overrides)
+        overrides[('service_available', 'epa_chain')] = True
+        for (group, name), value in overrides.items():
+            cfg.CONF.set_override(name, value, group)
+            self.addCleanup(cfg.CONF.clear_override, name, group)
+
+    def skip_reason(self):
+        error = self.assertRaises(
+            unittest.SkipTest, self.scenarios.ChainBenchmarkTest.skip_checks)
+        return str(error)
+
+    def test_dynamic_credentials_without_admin_skip(self):
+        # Tempest's own check passes (dynamic credentials "have" admin);
+        # creating them would fail in setUpClass.
+        self.enable({('auth', 'use_dynamic_credentials'): True,
+                     ('auth', 'admin_username'): None})
+        self.assertIn('dynamic credentials have no admin', self.skip_reason())
+        # The class skips in setUpClass, not with a traceback.
+        result = self._run_all()
+        self.assertEqual([], result.errors)
+        self.assertTrue(result.skipped)
+        for _test, reason in result.skipped:
+            self.assertIn('[auth] admin_username', reason)
+
+    def test_configured_admin_does_not_skip(self):
+        self.enable({('auth', 'use_dynamic_credentials'): True})
+        self.assertIsNone(self.scenarios.admin_skip_reason('v2'))
+        self.scenarios.ChainBenchmarkTest.skip_checks()
+
+    def test_console_output_disabled_skips(self):
+        self.enable({('compute-feature-enabled', 'console_output'): False})
+        self.assertIn('[compute-feature-enabled] console_output is False',
+                      self.skip_reason())
+
+    def test_timeout_budget_is_os_test_timeout_times_the_factor(self):
+        self.enable({('epa_chain', 'timeout_scaling_factor'): 3})
+        cls = self.scenarios.ChainBenchmarkTest
+        self.addCleanup(setattr, cls, 'TIMEOUT_SCALING_FACTOR',
+                        cls.TIMEOUT_SCALING_FACTOR)
+        cls.resource_setup()
+        self.assertEqual(3, cls.TIMEOUT_SCALING_FACTOR)
+        self.useFixture(fixtures.EnvironmentVariable('OS_TEST_TIMEOUT',
+                                                     '1000'))
+        for name in ('heat_client', 'compute'):
+            patch = mock.patch.object(cls, name, mock.Mock(), create=True)
+            patch.start()
+            self.addCleanup(patch.stop)
+        with mock.patch.object(self.scenarios.benchmark,
+                               'ChainBenchmark') as chain_benchmark:
+            chain_benchmark.return_value.run.return_value = ['a.json']
+            cls('test_chain_1vnf_bidirectional')._benchmark(
+                1, 'bidirectional')
+        time_budget = chain_benchmark.call_args[1]['budget']
+        self.assertEqual(3000, time_budget.total_s)
+        self.assertIn('timeout_scaling_factor 3', time_budget.description)
+
+    def test_heat_client_endpoint_from_the_options(self):
+        self.enable({('epa_chain', 'heat_endpoint_type'): 'internalURL',
+                     ('epa_chain', 'heat_region'): 'RegionTwo'})
+        heat = clients.heat(fake_auth_provider.FakeAuthProvider())
+        self.assertIsInstance(heat.client, rest_client.RestClient)
+        self.assertEqual({'service': 'orchestration',
+                          'endpoint_type': 'internalURL',
+                          'region': 'RegionTwo', 'name': None},
+                         heat.client.filters)
+        cfg.CONF.clear_override('heat_region', 'epa_chain')
+        heat = clients.heat(fake_auth_provider.FakeAuthProvider())
+        self.assertEqual(tempest_config.CONF.identity.region,
+                         heat.client.filters['region'])
 
 
 def iter_tests(suite):
