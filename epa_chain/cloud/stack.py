@@ -286,13 +286,16 @@ class StackService:
                 self._failed_resources(stack_id), STACK_TAG, stack_id))
 
     def release_segments(self, segments, timeout):
-        """Delete stacks of earlier runs that hold any of `segments`.
+        """Clear stacks of earlier runs off `segments` before creating.
 
-        Only stacks tagged STACK_TAG (created by this benchmark) are
-        considered: a delete that failed in an earlier run leaves its
-        provider networks, and creating the same VLANs again would fail
-        with "VLAN ... is in use". Returns the IDs deleted; a leftover
-        that cannot be deleted raises StackError naming it.
+        A delete that failed in an earlier run leaves the stack with its
+        provider networks, and creating the same VLANs again fails with
+        "VLAN ... is in use". Only stacks tagged STACK_TAG (created by
+        this benchmark) that hold one of `segments` are considered, and
+        only dead ones are touched: a *_FAILED stack is deleted, one in
+        DELETE_IN_PROGRESS is waited for. A healthy one may be another
+        run's (two gates on one cloud): StackError names it, nothing is
+        deleted. Returns the IDs of the stacks now gone.
         """
         wanted = set(segments)
         released = []
@@ -300,7 +303,7 @@ class StackService:
             return released
         try:
             # global_tenant: with dynamic credentials the earlier run's
-            # project is another one (and listing all needs admin).
+            # project is another one (listing them all needs admin).
             leftovers = self.heat.stacks.list(tags=STACK_TAG,
                                               global_tenant=True)
         except heat_exc.HTTPException as exc:
@@ -315,13 +318,33 @@ class StackService:
                 continue
             parameters = getattr(shown, 'parameters', None) or {}
             held = wanted & segments_of(parameters)
-            if not held or shown.stack_status == 'DELETE_COMPLETE':
+            status = shown.stack_status
+            if not held or status == 'DELETE_COMPLETE':
                 continue
-            LOG.warning('Stack %s (%s, %s) of an earlier run holds %s: '
-                        'deleting it first', leftover.stack_name, stack_id,
-                        shown.stack_status, ', '.join(
-                            '%s:%d' % s for s in sorted(held)))
-            self.delete(stack_id, timeout)
+            what = 'stack %s (%s, %s) holds %s' % (
+                leftover.stack_name, stack_id, status,
+                ', '.join('%s:%d' % s for s in sorted(held)))
+            if status == 'DELETE_IN_PROGRESS':
+                LOG.warning('%s: waiting for its deletion', what)
+                status, reason = self._wait_for_delete(
+                    stack_id, self.clock() + timeout, timeout)
+                if status is not None:
+                    raise StackError('%s, and is still %s: %s' % (
+                        what, status, reason))
+            elif status.endswith('_FAILED'):
+                LOG.warning('%s: an earlier run left it, deleting it '
+                            'first', what)
+                try:
+                    self.delete(stack_id, timeout)
+                except heat_exc.HTTPException as exc:
+                    raise StackError('%s; deleting it failed: %s' % (
+                        what, exc))
+            else:
+                raise StackError(
+                    '%s: another run may be using it, nothing was created; '
+                    'if none is, delete it ("openstack stack delete %s") '
+                    'or configure other [%s] segments' % (
+                        what, stack_id, opts.GROUP))
             released.append(stack_id)
         return released
 

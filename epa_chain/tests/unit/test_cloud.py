@@ -389,15 +389,42 @@ class StackServiceTest(testtools.TestCase):
         other = dict(mine, net0_vlan='3001', net1_vlan='3002')
         heat = FakeHeatClient(leftovers=[
             ('old-1', 'epa-chain-1vnf-x', 'DELETE_FAILED', mine),
-            ('old-2', 'epa-chain-1vnf-y', 'CREATE_COMPLETE', other)])
+            ('old-2', 'epa-chain-1vnf-y', 'CREATE_COMPLETE', other),
+            ('old-3', 'epa-chain-1vnf-z', 'CREATE_FAILED', mine)])
         released = self.service(heat).release_segments(
             {('physnet1', 1001), ('physnet2', 2001)}, 60)
-        self.assertEqual(['old-1'], released)
+        self.assertEqual(['old-1', 'old-3'], released)
         (listed,) = [c for c in heat.calls if c[0] == 'list']
         self.assertEqual({'tags': stack.STACK_TAG, 'global_tenant': True},
                          listed[1])
-        self.assertEqual([('delete', 'old-1')],
+        self.assertEqual([('delete', 'old-1'), ('delete', 'old-3')],
                          [c for c in heat.calls if c[0] == 'delete'])
+
+    def test_a_healthy_stack_on_the_segments_is_not_touched(self):
+        # Maybe another run's (two gates on one cloud): refuse, name it.
+        heat = FakeHeatClient(leftovers=[
+            ('live-1', 'epa-chain-1vnf-x', 'CREATE_COMPLETE',
+             {'vnf_count': '1', 'net0_physical_network': 'physnet1',
+              'net0_vlan': '1001'})])
+        error = self.assertRaises(
+            stack.StackError, self.service(heat).release_segments,
+            {('physnet1', 1001)}, 60)
+        self.assertIn('(live-1, CREATE_COMPLETE) holds physnet1:1001',
+                      str(error))
+        self.assertIn('another run may be using it', str(error))
+        self.assertEqual([], [c for c in heat.calls if c[0] == 'delete'])
+
+    def test_a_leftover_being_deleted_is_waited_for(self):
+        heat = FakeHeatClient(leftovers=[
+            ('old-1', 'epa-chain-1vnf-x', 'DELETE_IN_PROGRESS',
+             {'vnf_count': '1', 'net1_physical_network': 'physnet2',
+              'net1_vlan': '2001'})])
+        error = self.assertRaises(
+            stack.StackError, self.service(heat).release_segments,
+            {('physnet2', 2001)}, 30)
+        self.assertIn('still DELETE_IN_PROGRESS', str(error))
+        self.assertGreaterEqual(self.clock.now, 30)
+        self.assertEqual([], [c for c in heat.calls if c[0] == 'delete'])
 
     def test_segments_of_stack_parameters(self):
         parameters = {'vnf_count': '2', 'net0_physical_network': 'p1',
