@@ -279,9 +279,9 @@ class StackService:
         raise StackError(
             'stack %s not deleted after %d attempt(s) ([epa_chain] '
             'stack_delete_timeout %d s): %s: %s%s; it still holds its '
-            'resources (provider VLANs included): the next run deletes it '
-            'before creating its own (tag %s), or delete it with '
-            '"openstack stack delete %s"' % (
+            'resources (provider VLANs included): the next run on these '
+            'VLANs deletes it first if it is *_FAILED (tag %s), or delete '
+            'it with "openstack stack delete %s"' % (
                 stack_id, attempt, timeout, status, reason,
                 self._failed_resources(stack_id), STACK_TAG, stack_id))
 

@@ -370,7 +370,8 @@ class StackServiceTest(testtools.TestCase):
         self.assertIn('net0 (OS::Neutron::ProviderNet): Conflict: port in '
                       'use', str(error))
         self.assertNotIn('vnf1', str(error))
-        self.assertIn('the next run deletes it', str(error))
+        self.assertIn('the next run on these VLANs deletes it first',
+                      str(error))
 
     def test_delete_attempts_share_the_timeout(self):
         heat = FakeHeatClient(delete=('DELETE_IN_PROGRESS',))
