@@ -116,7 +116,7 @@ class Synthesiser:
         return '192.0.2.%d' % (self._addresses % 254 + 1)
 
     def _port(self, properties, resource_id):
-        mac = properties.get('mac_address') or self.next_mac()
+        mac = fixed_mac(properties) or self.next_mac()
         return {
             'mac_address': mac,
             'fixed_ips': [{'ip_address': self.next_address(),
@@ -129,6 +129,19 @@ class Synthesiser:
         address = self.next_address()
         return {'first_address': address, 'networks': {},
                 'addresses': {}, 'accessIPv4': address}
+
+
+def fixed_mac(port_properties):
+    """The MAC an OS::Neutron::Port's properties fix, or None.
+
+    Heat puts value_specs into Neutron's port body over the properties, so
+    a mac_address there (how the shipped templates fix MACs: a false
+    two-argument `if` on mac_address crashes Heat 19) wins over the
+    mac_address property.
+    """
+    specs = port_properties.get('value_specs') or {}
+    return specs.get('mac_address') or (
+        port_properties.get('mac_address') or None)
 
 
 def realise(stack, template_set, synthesiser=None):

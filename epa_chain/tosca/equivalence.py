@@ -23,6 +23,7 @@ stack owns, an external tester's, stays as it is).
 """
 
 from epa_chain.chain import topology as topo
+from epa_chain.hot import realise
 
 EXTERNAL = 'external'
 
@@ -50,7 +51,7 @@ def graph(realisation, stack_name='epa-chain'):
                     'port_security_enabled'),
                 'security_groups': port.properties.get('security_groups'),
                 'vnic_type': port.properties.get('binding:vnic_type'),
-                'fixed_mac': port.properties.get('mac_address') or None,
+                'fixed_mac': realise.fixed_mac(port.properties),
                 'name': _strip(port.properties.get('name'), prefix),
             }
         management = {}

@@ -65,6 +65,31 @@ class TestPlan(testtools.TestCase):
         self.assertEqual(plan_mod.OVS_PAGES + 3 * plan_mod.VNF_PAGES +
                          plan_mod.SPARE_PAGES, plan.hugepages)
 
+    def test_fixed_macs_given_through_value_specs_are_used(self):
+        # The shipped data port fixes its MAC in value_specs (a false
+        # two-argument `if` on mac_address crashes Heat 19): the bed must
+        # read it from there, for every VNF port the preset fixes.
+        topology = _topology('vecpe')
+        fixed = {}
+        for port in topology.ports.values():
+            props = port.resource.properties
+            self.assertIsNone(props.get('mac_address'), port.resource.dotted)
+            if (props.get('value_specs') or {}).get('mac_address'):
+                fixed[port.resource.dotted] = props['value_specs'][
+                    'mac_address']
+        self.assertEqual({'vnf1_left.port': '00:00:00:00:00:10',
+                          'vnf1_right.port': '00:00:00:00:00:11',
+                          'vnf2_left.port': '00:00:00:00:00:20',
+                          'vnf2_right.port': '00:00:00:00:00:21',
+                          'vnf3_left.port': '00:00:00:00:00:30',
+                          'vnf3_right.port': '00:00:00:00:00:31'}, fixed)
+        by_name = {p.name: p.mac for p in _plan('vecpe').ports}
+        self.assertEqual(['00:00:00:00:00:10', '00:00:00:00:00:11',
+                          '00:00:00:00:00:20', '00:00:00:00:00:21',
+                          '00:00:00:00:00:30', '00:00:00:00:00:31'],
+                         [by_name['vhu-v%d-%s' % (i, side)]
+                          for i in (1, 2, 3) for side in 'lr'])
+
     def test_hops_follow_each_nodes_configured_next_hop(self):
         plan = _plan('vecpe')
         forward = [(h.in_port, h.dst, h.out_port) for h in plan.hops()

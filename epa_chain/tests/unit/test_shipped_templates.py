@@ -169,3 +169,43 @@ class TestGeneratorChains(testtools.TestCase):
         key, value = rest.split(': ', 1)
         self.assertEqual('epa_chain', key)
         self.assertEqual(1, json.loads(value)['schema_version'])
+
+
+class TestHeat19Constructs(testtools.TestCase):
+    """What replaced the two-argument `if`, which crashes Heat 19."""
+
+    def test_fixed_mac_reaches_neutron_through_value_specs(self):
+        realisation = realised('vecpe-bidir')
+        port = realisation.get(('vnf2_left', 'port'))
+        self.assertNotIn('mac_address', port.given)
+        self.assertEqual({'mac_address': '00:00:00:00:00:20'},
+                         port.properties['value_specs'])
+        self.assertEqual('00:00:00:00:00:20', port.attributes['mac_address'])
+
+    def test_port_without_fixed_mac_lets_neutron_choose(self):
+        port = realised('pvp-bidir').get(('vnf1_left', 'port'))
+        self.assertEqual({}, port.properties['value_specs'])
+        self.assertTrue(port.attributes['mac_address'].startswith(
+            'fa:16:3e:'))
+
+    def test_synthesised_mac_prefers_value_specs(self):
+        # Heat merges value_specs over the properties into Neutron's body.
+        self.assertEqual('00:00:00:00:00:99', realise.fixed_mac(
+            {'mac_address': '00:00:00:00:00:01',
+             'value_specs': {'mac_address': '00:00:00:00:00:99'}}))
+        self.assertEqual('00:00:00:00:00:01', realise.fixed_mac(
+            {'mac_address': '00:00:00:00:00:01', 'value_specs': {}}))
+        self.assertIsNone(realise.fixed_mac({'mac_address': None}))
+
+    def test_vnf_has_null_control_port_and_no_key(self):
+        realisation = realised('pvp-bidir')
+        vnf = realisation.get(('vnf1', 'server'))
+        # Heat resolves the null to '' for a string property, and boots
+        # without a key pair (tested on Heat 19).
+        self.assertEqual('', vnf.properties['key_name'])
+        config = json.loads(vnf.properties['user_data'].split(': ', 1)[1])
+        self.assertIn('control_port', config)
+        self.assertIsNone(config['control_port'])
+        generator = realisation.get(('generator', 'server'))
+        self.assertEqual(8474, node_config.parse_user_data(
+            generator.properties['user_data']).control_port)
