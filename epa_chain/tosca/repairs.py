@@ -336,7 +336,8 @@ def repair_data_ports(hot, chain):
     forwards (its source MAC is not the port's), and Neutron's default
     security group is attached. As in templates/lib/data_port.yaml: port
     security off, security_groups [] (empty, not left out), the fixed MAC
-    when the template gives one, and the name <server>-<side>.
+    (in value_specs) when the template gives one, and the name
+    <server>-<side>.
     """
     changes = []
     for port in chain.ports.values():
@@ -348,11 +349,29 @@ def repair_data_ports(hot, chain):
             'port_security_enabled': False,
             'security_groups': [],
         }
-        mac = _optional(hot, port.mac_address, 'has_%s')
-        if mac is not None:
-            wanted['mac_address'] = mac
+        value_specs = _fixed_mac(hot, port.mac_address)
+        if value_specs is not None:
+            wanted['value_specs'] = value_specs
+        properties = resource.setdefault('properties', {})
+        if value_specs is not None and 'mac_address' in properties:
+            del properties['mac_address']
+            changes.append('%s.mac_address' % port.node)
         changes += _set_properties(resource, port.node, wanted)
     return changes
+
+
+def _fixed_mac(hot, mac):
+    """value_specs fixing a port's MAC when it is given, or None.
+
+    As templates/lib/data_port.yaml: not a mac_address property under an
+    `if`, since a two-argument `if` crashes Heat 19 and a null MAC becomes
+    '', which Neutron refuses; value_specs reach Neutron as they are.
+    """
+    param = _param(mac)
+    if param is None:
+        return None if mac in (None, '') else {'mac_address': mac}
+    name = _condition(hot, 'has_%s' % param, {'not': {'equals': [mac, '']}})
+    return {'if': [name, {'mac_address': mac}, {}]}
 
 
 def repair_management_access(hot, chain):
@@ -495,13 +514,17 @@ def _param(expr):
 
 
 def _optional(hot, expr, condition_pattern):
-    """A value that is left out when empty: None, itself, or an `if`."""
+    """A value that is null when empty: None, itself, or an `if`.
+
+    Three arguments, null the third: a false two-argument `if` crashes
+    Heat 19 (Zed) at stack create.
+    """
     param = _param(expr)
     if param is None:
         return None if expr in (None, '') else expr
     name = _condition(hot, condition_pattern % param,
                       {'not': {'equals': [expr, '']}})
-    return {'if': [name, expr]}
+    return {'if': [name, expr, None]}
 
 
 def _bidirectional(hot, chain, node):

@@ -303,5 +303,22 @@ class TestTranslationTakesParameters(testtools.TestCase):
         self.assertEqual(6, len(data))
         for port in data:
             self.assertIsNone(port.properties.get('mac_address'))
+            self.assertEqual({}, port.properties['value_specs'])
             self.assertTrue(port.attributes['mac_address'].startswith(
                 'fa:16:3e'))
+
+    def test_vecpe_fixed_macs_through_value_specs(self):
+        # Not a mac_address property under a two-argument `if`, which
+        # crashes Heat 19; the realiser (and so the local bed) reads it.
+        realisation = self._validate_with('vecpe-bidir', {})
+        left = realisation.get(('vnf2_left',))
+        self.assertNotIn('mac_address', left.given)
+        self.assertEqual({'mac_address': '00:00:00:00:00:20'},
+                         left.properties['value_specs'])
+        self.assertEqual('00:00:00:00:00:20', left.attributes['mac_address'])
+
+    def test_key_name_is_a_three_argument_if(self):
+        result, _ = tosca_cases.translated('pvp-bidir')
+        server = result.template['resources']['vnf1']['properties']
+        self.assertEqual({'if': ['has_key_name', {'get_param': 'key_name'},
+                                 None]}, server['key_name'])
