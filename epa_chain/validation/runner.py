@@ -18,6 +18,7 @@ from epa_chain.hot import files
 from epa_chain.hot import resolve as resolve_mod
 from epa_chain.validation import findings
 from epa_chain.validation import heat_errors
+from epa_chain.validation import heat_releases
 from epa_chain.validation import rules
 
 
@@ -35,9 +36,15 @@ def validate(template_path, environment_paths=(), parameters=None,
         resolved = resolve_mod.resolve(template_path, environment_paths,
                                        parameters, stack_name)
     except resolve_mod.ResolveError as exc:
+        template_set = exc.template_set
         report.findings.extend(refusal_findings(exc))
     else:
+        template_set = resolved.template_set
         report.findings.extend(check(resolved))
+    if template_set is not None:
+        # The files as written: what the imported Heat accepts may still
+        # break an older release that supports the template's version.
+        report.findings.extend(heat_releases.check(template_set))
     report.seconds = time.monotonic() - started
     return report
 

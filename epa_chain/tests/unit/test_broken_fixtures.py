@@ -285,3 +285,62 @@ class TestMacChain(FixtureTestCase):
         path = broken('mac_chain_missing_reverse.yaml')
         self.assertFinding(self.validate(path), 'MAC-CHAIN', path, 'vnf2',
                            'user_data', 'vnf2 has no reverse flow')
+
+
+class TestHeatReleases(FixtureTestCase):
+    """Constructs the imported Heat accepts but Heat 19 (Zed) crashes on."""
+
+    def test_two_argument_if(self):
+        path = broken('heat_compat_two_argument_if.yaml')
+        finding = self.assertFinding(
+            self.validate(path), 'HEAT-COMPAT', path, 'vnf1', 'key_name',
+            'two-argument `if` on condition has_key')
+        self.assertIn('EllipsisType', finding.message)
+        self.assertIn('{if: [has_key, VALUE, null]}', finding.fix)
+
+    def test_two_argument_if_in_a_nested_template(self):
+        # As templates/lib/data_port.yaml before the fix: the finding names
+        # the nested file, and the fix for a MAC is value_specs, not null.
+        finding = self.assertFinding(
+            self.validate(fixture('broken', 'heat_compat_nested', 'top.yaml')),
+            'HEAT-COMPAT',
+            fixture('broken', 'heat_compat_nested', 'lib', 'port.yaml'),
+            'port', 'mac_address', 'two-argument `if` on condition fixed_mac')
+        self.assertIn('value_specs', finding.fix)
+
+    def test_two_argument_if_addresses(self):
+        from epa_chain.validation import heat_releases
+
+        document = {
+            'heat_template_version': '2021-04-16',
+            'resources': {'port': {'type': 'OS::Neutron::Port',
+                                   'properties': {'mac_address': {'if': [
+                                       'fixed_mac',
+                                       {'get_param': 'mac_address'}]}}}},
+            'outputs': {'mac': {'value': {'if': ['fixed_mac', 'x']}}}}
+        found = list(heat_releases.check_document(document,
+                                                  'lib/data_port.yaml'))
+        self.assertEqual(
+            [('lib/data_port.yaml', 'port', 'mac_address'),
+             ('lib/data_port.yaml', '', 'outputs.mac.value')],
+            [(f.file, f.resource, f.property) for f in found])
+        self.assertIn('value_specs: {if: [fixed_mac, {mac_address: VALUE}, '
+                      '{}]}', found[0].fix)
+        self.assertIn('null', found[1].fix)
+
+    def test_older_template_versions_are_left_to_heat(self):
+        # Before 2021-04-16 Heat itself refuses a two-argument `if`.
+        from epa_chain.validation import heat_releases
+
+        document = {'heat_template_version': '2018-08-31', 'outputs': {
+            'x': {'value': {'if': ['c', 1]}}}}
+        self.assertEqual([], list(heat_releases.check_document(document,
+                                                               'x.yaml')))
+        document['heat_template_version'] = 'wallaby'
+        self.assertEqual(1, len(list(heat_releases.check_document(
+            document, 'x.yaml'))))
+
+    def test_three_argument_if_and_shipped_templates_pass(self):
+        report = self.validate(CHAIN)
+        self.assertEqual([], [f for f in report.findings
+                              if f.rule == 'HEAT-COMPAT'])
