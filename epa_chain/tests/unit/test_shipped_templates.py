@@ -22,6 +22,7 @@ from epa_chain.chain import topology
 from epa_chain.hot import files
 from epa_chain.hot import offline
 from epa_chain.hot import realise
+from epa_chain.hot import resolve
 from epa_chain.tests import repo
 from epa_chain.validation import runner
 
@@ -209,3 +210,30 @@ class TestHeat19Constructs(testtools.TestCase):
         generator = realisation.get(('generator', 'server'))
         self.assertEqual(8474, node_config.parse_user_data(
             generator.properties['user_data']).control_port)
+
+
+class TestGeneratorImageOnlyWhenBooted(testtools.TestCase):
+    """An external tester needs no generator image (Heat 19 finding 2)."""
+
+    def _lookups(self, preset, **parameters):
+        envs = [os.path.join(TEMPLATES, 'presets', preset + '.yaml')]
+        resolved = resolve.resolve(CHAIN, envs, parameters)
+        return {(lookup.constraint, lookup.value)
+                for lookup in resolved.cloud_lookups()}
+
+    def test_external_tester_looks_up_no_generator_image(self):
+        lookups = self._lookups('vecpe-bidir')
+        self.assertIn(('glance.image', 'epa-chain-vnf'), lookups)
+        self.assertNotIn(('glance.image', 'epa-chain-generator'), lookups)
+
+    def test_in_stack_generator_image_is_still_looked_up(self):
+        self.assertIn(('glance.image', 'epa-chain-generator'),
+                      self._lookups('vecpe-bidir', endpoints='generator'))
+
+    def test_parameter_has_no_image_constraint_but_vnf_image_does(self):
+        template = files.read_yaml(CHAIN)['parameters']
+        kinds = {name: [c.get('custom_constraint') for c in
+                        template[name].get('constraints', [])]
+                 for name in ('generator_image', 'vnf_image')}
+        self.assertEqual({'generator_image': [None],
+                          'vnf_image': ['glance.image']}, kinds)
