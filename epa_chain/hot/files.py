@@ -31,6 +31,9 @@ ENVIRONMENT_SECTIONS = frozenset([
     'parameters', 'parameter_defaults', 'resource_registry', 'event_sinks',
     'encrypted_param_names', 'parameter_merge_strategies'])
 TEMPLATE_SUFFIXES = ('.yaml', '.yml', '.template')
+# Environments in a directory of this name adapt a chain to a kind of host
+# rather than choosing one: they go on top of a preset (`-e PRESET -e ENV`).
+OVERLAY_DIRECTORY = 'environments'
 
 
 class LoadError(Exception):
@@ -144,7 +147,10 @@ def discover(directory):
 
     Templates used as nested resource types are validated through their
     parents. Each top-level template is validated alone (its defaults) and
-    with each environment whose parameters it declares.
+    with each environment whose parameters it declares. An environment in
+    an `environments/` directory (OVERLAY_DIRECTORY) is an overlay: it is
+    validated alone and on top of each of its template's presets, in the
+    order a user passes them (`-e PRESET -e OVERLAY`).
     """
     templates, environments, unreadable = {}, {}, []
     for root, dirs, names in os.walk(directory):
@@ -168,14 +174,26 @@ def discover(directory):
     top_level = [p for p in sorted(templates) if p not in nested]
 
     pairs = [(t, []) for t in top_level]
-    orphans = []
+    orphans, overlays = [], []
     for env_path, env in sorted(environments.items()):
         template = _best_template(env, top_level, templates)
         if template is None:
             orphans.append(env_path)
+        elif is_overlay(env_path):
+            overlays.append((template, env_path))
         else:
             pairs.append((template, [env_path]))
+    presets = [(t, envs[0]) for t, envs in pairs if envs]
+    for template, overlay in overlays:
+        pairs.append((template, [overlay]))
+        pairs += [(template, [preset, overlay])
+                  for preset_template, preset in presets
+                  if preset_template == template]
     return Discovery(pairs, unreadable, orphans)
+
+
+def is_overlay(path):
+    return os.path.basename(os.path.dirname(path)) == OVERLAY_DIRECTORY
 
 
 def _best_template(environment, candidates, templates):

@@ -38,7 +38,11 @@ class TestValidateCommand(testtools.TestCase):
     def test_shipped_tree_exits_0(self):
         code, out = run('validate', os.path.join(TOP, 'templates'))
         self.assertEqual(0, code, out)
-        self.assertIn('7 checked, 0 failed', out)
+        # chain.yaml alone, with each of the 6 presets, with small-host
+        # alone and with small-host after each preset.
+        self.assertIn('14 checked, 0 failed', out)
+        self.assertIn('-e templates/presets/vecpe-bidir.yaml '
+                      '-e templates/environments/small-host.yaml', out)
         self.assertIn('Skipped offline (need a cloud):', out)
 
     def test_every_broken_fixture_exits_1_naming_file_and_fix(self):
