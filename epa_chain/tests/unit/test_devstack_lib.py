@@ -133,6 +133,17 @@ class ShellLibraryTest(testtools.TestCase):
         self.assertIn('No CPU is left for pinned guests', stderr)
         self.assertIn('NOVA_CPU_DEDICATED_SET', stderr)
 
+    def test_small_host_shares_every_cpu(self):
+        # tools/single-host-cloud on 2 CPUs: no pinned guests, by choice.
+        self.fake_host(cpus='0-1', nodes=1)
+        knobs = dict(OVS_CORE_MASK='0x1', OVS_PMD_CORE_MASK='0x2',
+                     NOVA_CPU_DEDICATED_SET='none', NOVA_CPU_SHARED_SET='0-1')
+        self.assertEqual(';0-1', self.output(
+            'epa_chain_nova_cpu_sets "$(epa_chain_online_cpus)"', **knobs))
+        checked = self.bash('epa_chain_check_config', **knobs)
+        self.assertEqual(0, checked.returncode, checked.stderr)
+        self.assertIn('hw:cpu_policy=shared', checked.stdout + checked.stderr)
+
     def test_overlapping_nova_sets(self):
         stderr = self.error('epa_chain_check_config',
                             NOVA_CPU_DEDICATED_SET='2-5',
