@@ -15,6 +15,12 @@ if [ -n "${DIB_EPA_ISOLATED_CPUS}" ]; then
 fi
 export DIB_EPA_KERNEL_CMDLINE=${DIB_EPA_KERNEL_CMDLINE-${_epa_cmdline}}
 unset _epa_cmdline
+# Host-specific additions, e.g. pci=nomsi for clouds whose QEMU runs
+# guests without KVM (see the element's README).
+export DIB_EPA_KERNEL_CMDLINE_EXTRA=${DIB_EPA_KERNEL_CMDLINE_EXTRA:-}
+if [ -n "${DIB_EPA_KERNEL_CMDLINE_EXTRA}" ]; then
+    DIB_EPA_KERNEL_CMDLINE+=" ${DIB_EPA_KERNEL_CMDLINE_EXTRA}"
+fi
 
 _epa_default_cmdline=${DIB_BOOTLOADER_DEFAULT_CMDLINE:-"nofb nomodeset gfxpayload=text"}
 # Environment files are sourced once per phase: append only once.
