@@ -1,0 +1,335 @@
+# shellcheck shell=bash
+# shellcheck disable=SC2034  # read by the devstack plugin's functions
+#
+# Configuration of each OpenStack service for one host, with devstack's
+# iniset. What the chain needs of Neutron and Nova (VLAN ranges, bridge
+# mappings, the userspace datapath, vhost-user, CPU sets, huge pages,
+# NUMATopologyFilter) is not here: the devstack plugin's
+# epa_chain_configure_neutron / epa_chain_configure_nova write it.
+
+DB_NAMES=(keystone glance placement nova_api nova nova_cell0 neutron heat)
+# Configuration files `up` edits (saved before, restored by `down`).
+CONFIG_FILES=(
+    /etc/keystone/keystone.conf /etc/keystone/keystone-uwsgi.ini
+    /etc/glance/glance-api.conf /etc/glance/glance-api-uwsgi.ini
+    /etc/placement/placement.conf /etc/placement/placement-api-uwsgi.ini
+    /etc/nova/nova.conf /etc/nova/nova-compute.conf /etc/nova/nova-api-uwsgi.ini
+    /etc/neutron/neutron.conf /etc/neutron/neutron-api-uwsgi.ini
+    /etc/neutron/plugins/ml2/ml2_conf.ini
+    /etc/neutron/plugins/ml2/openvswitch_agent.ini
+    /etc/heat/heat.conf /etc/heat/heat-api-uwsgi.ini
+    /etc/libvirt/qemu.conf /etc/libvirt/libvirtd.conf
+)
+
+function _db_user {
+    case "$1" in
+        nova_api|nova_cell0) echo nova ;;
+        *) echo "$1" ;;
+    esac
+}
+
+function os_db_url {
+    echo "mysql+pymysql://$(_db_user "$1"):$CLOUD_PASSWORD@$CLOUD_HOST/$1"
+}
+
+function os_create_databases {
+    local db user
+    for db in "${DB_NAMES[@]}"; do
+        user=$(_db_user "$db")
+        mysql -e "CREATE DATABASE IF NOT EXISTS $db;
+            CREATE USER IF NOT EXISTS '$user'@'localhost' IDENTIFIED BY '$CLOUD_PASSWORD';
+            GRANT ALL ON $db.* TO '$user'@'localhost';"
+        state_record "db-$db" created
+    done
+    rabbitmqctl add_user openstack "$CLOUD_PASSWORD" > /dev/null 2>&1 || true
+    rabbitmqctl set_permissions openstack '.*' '.*' '.*' > /dev/null
+}
+
+function os_drop_databases {
+    local db
+    for db in "${DB_NAMES[@]}"; do
+        state_recall "db-$db" > /dev/null || continue
+        mysql -e "DROP DATABASE IF EXISTS $db;
+            DROP USER IF EXISTS '$(_db_user "$db")'@'localhost';" || true
+        state_forget "db-$db"
+    done
+}
+
+# uwsgi_workers INI PROCESSES THREADS - Debian's defaults (8-16 processes x
+# 32 threads) do not fit 2 CPUs; neutron-api hangs with more than one
+# thread (eventlet: "cannot switch to a different thread").
+function uwsgi_workers {
+    sed -i "s/^processes = .*/processes = $2/; s/^threads = .*/threads = $3/" "$1"
+}
+
+# authtoken CONF SECTION USER - keystonemiddleware / keystoneauth options.
+function authtoken {
+    local conf=$1 section=$2 user=$3
+    iniset "$conf" "$section" auth_url "http://$CLOUD_HOST:5000"
+    iniset "$conf" "$section" auth_type password
+    iniset "$conf" "$section" project_domain_name Default
+    iniset "$conf" "$section" user_domain_name Default
+    iniset "$conf" "$section" project_name service
+    iniset "$conf" "$section" username "$user"
+    iniset "$conf" "$section" password "$CLOUD_PASSWORD"
+    iniset "$conf" "$section" region_name "$CLOUD_REGION"
+    if [[ $section == keystone_authtoken ]]; then
+        iniset "$conf" "$section" www_authenticate_uri "http://$CLOUD_HOST:5000"
+        iniset "$conf" "$section" memcached_servers "$CLOUD_HOST:11211"
+    fi
+}
+
+function os_openstack {
+    openstack --os-cloud "$CLOUD_NAME" "$@"
+}
+
+# manage USER COMMAND - a *-manage command as the service's user; on
+# failure, its output and which command it was.
+function manage {
+    local user=$1 command=$2 out
+    if ! out=$(su -s /bin/sh "$user" -c "$command" 2>&1); then
+        echo "$out" | grep -v "getcurrent\|^Exception ignored\|^Traceback\|^  File" | tail -n 20 >&2
+        cloud_die "'$command' (as $user) failed"
+    fi
+}
+
+function configure_keystone {
+    local conf=/etc/keystone/keystone.conf
+    iniset "$conf" database connection "$(os_db_url keystone)"
+    iniset "$conf" token provider fernet
+    inidelete "$conf" catalog template_file
+    iniset "$conf" cache enabled true
+    iniset "$conf" cache backend dogpile.cache.memcached
+    iniset "$conf" cache memcache_servers "$CLOUD_HOST:11211"
+    uwsgi_workers /etc/keystone/keystone-uwsgi.ini 2 1
+    manage keystone "keystone-manage db_sync"
+    keystone-manage fernet_setup --keystone-user keystone --keystone-group keystone
+    keystone-manage credential_setup --keystone-user keystone --keystone-group keystone
+    keystone-manage bootstrap --bootstrap-password "$CLOUD_PASSWORD" \
+        --bootstrap-admin-url "$KEYSTONE_URL/" \
+        --bootstrap-internal-url "$KEYSTONE_URL/" \
+        --bootstrap-public-url "$KEYSTONE_URL/" \
+        --bootstrap-region-id "$CLOUD_REGION" 2> /dev/null
+}
+
+# The clouds.yaml entry every later step (and the user) works with.
+function clouds_yaml_write {
+    python3 - "$CLOUD_NAME" "$KEYSTONE_URL" "$CLOUD_PASSWORD" "$CLOUD_REGION" <<'EOF'
+import os, sys
+import yaml
+name, url, password, region = sys.argv[1:]
+path = '/etc/openstack/clouds.yaml'
+os.makedirs(os.path.dirname(path), exist_ok=True)
+data = {}
+if os.path.exists(path):
+    with open(path) as stream:
+        data = yaml.safe_load(stream) or {}
+data.setdefault('clouds', {})[name] = {
+    'auth': {'auth_url': url, 'username': 'admin', 'password': password,
+             'project_name': 'admin', 'user_domain_name': 'Default',
+             'project_domain_name': 'Default'},
+    'region_name': region, 'interface': 'public',
+    'identity_api_version': 3}
+with open(path + '.tmp', 'w') as stream:
+    yaml.safe_dump(data, stream, default_flow_style=False)
+os.replace(path + '.tmp', path)
+EOF
+}
+
+function clouds_yaml_remove {
+    python3 - "$CLOUD_NAME" <<'EOF'
+import os, sys
+import yaml
+path = '/etc/openstack/clouds.yaml'
+if os.path.exists(path):
+    with open(path) as stream:
+        data = yaml.safe_load(stream) or {}
+    data.get('clouds', {}).pop(sys.argv[1], None)
+    if data.get('clouds'):
+        with open(path, 'w') as stream:
+            yaml.safe_dump(data, stream, default_flow_style=False)
+    else:
+        os.remove(path)
+EOF
+}
+
+# _service_endpoint TYPE NAME URL - a catalog service with its three
+# endpoints, unless it exists.
+function _service_endpoint {
+    local type=$1 name=$2 url=$3 interface
+    if [[ -z $(os_openstack service list -f value -c Type | grep -x "$type" || true) ]]; then
+        os_openstack service create --name "$name" "$type" > /dev/null
+    fi
+    for interface in public internal admin; do
+        if [[ -z $(os_openstack endpoint list --service "$type" --interface "$interface" -f value -c ID) ]]; then
+            os_openstack endpoint create --region "$CLOUD_REGION" "$type" "$interface" "$url" > /dev/null
+        fi
+    done
+}
+
+function register_services {
+    local user
+    os_openstack project create --or-show --domain default service > /dev/null
+    for user in glance placement nova neutron heat; do
+        os_openstack user create --or-show --domain default --password "$CLOUD_PASSWORD" "$user" > /dev/null
+        os_openstack role add --project service --user "$user" admin
+    done
+    _service_endpoint image glance "http://$CLOUD_HOST:9292"
+    _service_endpoint placement placement "http://$CLOUD_HOST:8778"
+    _service_endpoint compute nova "http://$CLOUD_HOST:8774/v2.1"
+    _service_endpoint network neutron "http://$CLOUD_HOST:9696"
+    _service_endpoint orchestration heat "http://$CLOUD_HOST:8004/v1/%(tenant_id)s"
+    _service_endpoint cloudformation heat-cfn "http://$CLOUD_HOST:8000/v1"
+    # Heat's stack domain and roles.
+    os_openstack domain create --or-show heat > /dev/null
+    os_openstack user create --or-show --domain heat --password "$CLOUD_PASSWORD" heat_domain_admin > /dev/null
+    os_openstack role add --domain heat --user-domain heat --user heat_domain_admin admin
+    os_openstack role create --or-show heat_stack_owner > /dev/null
+    os_openstack role create --or-show heat_stack_user > /dev/null
+    os_openstack role add --project admin --user admin heat_stack_owner
+}
+
+function configure_glance {
+    local conf=/etc/glance/glance-api.conf
+    iniset "$conf" database connection "$(os_db_url glance)"
+    authtoken "$conf" keystone_authtoken glance
+    iniset "$conf" paste_deploy flavor keystone
+    iniset "$conf" DEFAULT enabled_backends fs:file
+    iniset "$conf" DEFAULT workers 1
+    iniset "$conf" glance_store default_backend fs
+    install -d -o glance -g glance "$CLOUD_STATE/glance-images"
+    iniset "$conf" fs filesystem_store_datadir "$CLOUD_STATE/glance-images/"
+    uwsgi_workers /etc/glance/glance-api-uwsgi.ini 1 1
+    manage glance "glance-manage db_sync"
+}
+
+function configure_placement {
+    local conf=/etc/placement/placement.conf
+    iniset "$conf" placement_database connection "$(os_db_url placement)"
+    iniset "$conf" api auth_strategy keystone
+    authtoken "$conf" keystone_authtoken placement
+    uwsgi_workers /etc/placement/placement-api-uwsgi.ini 1 1
+    manage placement "placement-manage db sync"
+}
+
+function configure_nova {
+    local conf=$NOVA_CONF
+    iniset "$conf" DEFAULT transport_url "rabbit://openstack:$CLOUD_PASSWORD@$CLOUD_HOST:5672/"
+    iniset "$conf" DEFAULT my_ip "$CLOUD_HOST"
+    iniset "$conf" DEFAULT compute_driver libvirt.LibvirtDriver
+    iniset "$conf" DEFAULT reserved_host_memory_mb 512
+    iniset "$conf" DEFAULT osapi_compute_workers 1
+    iniset "$conf" DEFAULT enabled_apis osapi_compute
+    install -d -o nova -g nova "$CLOUD_STATE/nova-instances"
+    iniset "$conf" DEFAULT instances_path "$CLOUD_STATE/nova-instances"
+    iniset "$conf" api auth_strategy keystone
+    iniset "$conf" api_database connection "$(os_db_url nova_api)"
+    iniset "$conf" database connection "$(os_db_url nova)"
+    authtoken "$conf" keystone_authtoken nova
+    iniset "$conf" service_user send_service_user_token true
+    authtoken "$conf" service_user nova
+    authtoken "$conf" placement placement
+    authtoken "$conf" neutron neutron
+    iniset "$conf" glance api_servers "http://$CLOUD_HOST:9292"
+    # Debian's nova.conf enables SPICE; no console proxy runs here.
+    iniset "$conf" vnc enabled false
+    iniset "$conf" spice enabled false
+    iniset "$conf" oslo_concurrency lock_path /var/lib/nova/tmp
+    iniset "$conf" conductor workers 1
+    iniset "$conf" scheduler workers 1
+    iniset "$conf" scheduler discover_hosts_in_cells_interval 30
+    # Guests print EPA-CHAIN READY on the serial console Nova keeps.
+    iniset "$conf" DEFAULT force_config_drive true
+    # nova-compute.conf is read after nova.conf: the hypervisor goes there.
+    iniset /etc/nova/nova-compute.conf libvirt virt_type "$CLOUD_VIRT_TYPE"
+    if [[ $CLOUD_VIRT_TYPE == kvm ]]; then
+        iniset /etc/nova/nova-compute.conf libvirt cpu_mode host-passthrough
+        # KVM PVM hosts: QEMU aborts on this MSR ("failed to set MSR 0x10a").
+        iniset /etc/nova/nova-compute.conf libvirt cpu_model_extra_flags -arch-capabilities
+    else
+        # TCG's default qemu64 lacks SSE4.2, the baseline of the
+        # distribution's DPDK in the images; Westmere is the newest model
+        # TCG emulates in full (virsh domcapabilities --virttype qemu).
+        iniset /etc/nova/nova-compute.conf libvirt cpu_mode custom
+        iniset /etc/nova/nova-compute.conf libvirt cpu_models Westmere
+    fi
+    uwsgi_workers /etc/nova/nova-api-uwsgi.ini 2 1
+    # The chain's part: CPU sets, reserved huge pages, NUMATopologyFilter.
+    epa_chain_configure_nova
+    manage nova "nova-manage api_db sync"
+    if ! su -s /bin/sh nova -c "nova-manage cell_v2 list_cells" 2> /dev/null | grep -q ' cell0 '; then
+        manage nova "nova-manage cell_v2 map_cell0"
+    fi
+    if ! su -s /bin/sh nova -c "nova-manage cell_v2 list_cells" 2> /dev/null | grep -q ' cell1 '; then
+        manage nova "nova-manage cell_v2 create_cell --name=cell1"
+    fi
+    manage nova "nova-manage db sync"
+}
+
+# flat_set FILE KEY VALUE - KEY = VALUE in a file without sections
+# (libvirt's), replacing an earlier setting.
+function flat_set {
+    local file=$1 key=$2 value=$3
+    sed -i "/^[# ]*$key *=/d" "$file"
+    echo "$key = $value" >> "$file"
+}
+
+# libvirt without systemd, dbus or polkit; QEMU as root so that it opens
+# /dev/kvm, the huge pages and the vhost-user sockets whatever their group.
+function configure_libvirt {
+    flat_set /etc/libvirt/qemu.conf user '"root"'
+    flat_set /etc/libvirt/qemu.conf group '"root"'
+    flat_set /etc/libvirt/libvirtd.conf unix_sock_group '"libvirt"'
+    flat_set /etc/libvirt/libvirtd.conf unix_sock_ro_perms '"0777"'
+    flat_set /etc/libvirt/libvirtd.conf unix_sock_rw_perms '"0770"'
+    flat_set /etc/libvirt/libvirtd.conf auth_unix_ro '"none"'
+    flat_set /etc/libvirt/libvirtd.conf auth_unix_rw '"none"'
+}
+
+function configure_neutron {
+    local conf=/etc/neutron/neutron.conf
+    local ml2=/$Q_PLUGIN_CONF_FILE agent=$EPA_CHAIN_OVS_AGENT_CONF_FILE
+    iniset "$conf" DEFAULT core_plugin ml2
+    iniset "$conf" DEFAULT service_plugins ""
+    iniset "$conf" DEFAULT transport_url "rabbit://openstack:$CLOUD_PASSWORD@$CLOUD_HOST:5672/"
+    iniset "$conf" DEFAULT rpc_workers 1
+    iniset "$conf" DEFAULT api_workers 1
+    iniset "$conf" DEFAULT rpc_state_report_workers 1
+    iniset "$conf" database connection "$(os_db_url neutron)"
+    authtoken "$conf" keystone_authtoken neutron
+    authtoken "$conf" nova nova
+    iniset "$ml2" ml2 type_drivers flat,vlan
+    iniset "$ml2" ml2 tenant_network_types vlan
+    iniset "$ml2" ml2 extension_drivers port_security
+    iniset "$agent" ovs integration_bridge br-int
+    iniset "$agent" agent tunnel_types ""
+    iniset "$agent" securitygroup firewall_driver openvswitch
+    # The chain's part: VLAN ranges, mechanism driver, bridge mappings,
+    # the userspace datapath, the vhost-user socket directory.
+    epa_chain_configure_neutron
+    uwsgi_workers /etc/neutron/neutron-api-uwsgi.ini 1 1
+    manage neutron "neutron-db-manage --config-file $conf --config-file $ml2 upgrade head"
+}
+
+function configure_heat {
+    local conf=/etc/heat/heat.conf
+    iniset "$conf" DEFAULT transport_url "rabbit://openstack:$CLOUD_PASSWORD@$CLOUD_HOST:5672/"
+    iniset "$conf" DEFAULT heat_metadata_server_url "http://$CLOUD_HOST:8000"
+    iniset "$conf" DEFAULT heat_waitcondition_server_url "http://$CLOUD_HOST:8000/v1/waitcondition"
+    iniset "$conf" DEFAULT stack_domain_admin heat_domain_admin
+    iniset "$conf" DEFAULT stack_domain_admin_password "$CLOUD_PASSWORD"
+    iniset "$conf" DEFAULT stack_user_domain_name heat
+    iniset "$conf" DEFAULT num_engine_workers 1
+    iniset "$conf" DEFAULT region_name_for_services "$CLOUD_REGION"
+    iniset "$conf" database connection "$(os_db_url heat)"
+    authtoken "$conf" keystone_authtoken heat
+    iniset "$conf" trustee auth_url "http://$CLOUD_HOST:5000"
+    iniset "$conf" trustee auth_type password
+    iniset "$conf" trustee user_domain_name Default
+    iniset "$conf" trustee username heat
+    iniset "$conf" trustee password "$CLOUD_PASSWORD"
+    iniset "$conf" clients_keystone auth_uri "http://$CLOUD_HOST:5000"
+    iniset "$conf" heat_api workers 1
+    uwsgi_workers /etc/heat/heat-api-uwsgi.ini 1 1
+    manage heat "heat-manage db_sync"
+}
