@@ -1,0 +1,94 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
+"""A created stack, seen through the `openstack` command line client.
+
+`epa-chain prove` works after `openstack stack create`, where the user
+already has the client and a clouds.yaml entry: it asks the same client
+(python-openstackclient with the Heat plugin) rather than adding an SDK
+to epa-chain's requirements. Provides what cloud.readiness expects of a
+compute service: server_status() and console_output().
+"""
+
+import json
+import subprocess
+
+from epa_chain.cloud import readiness
+
+SERVER_TYPE = 'OS::Nova::Server'
+
+
+class CLIError(RuntimeError):
+    """The client failed; the message has its command and stderr."""
+
+
+class OpenStackCLI:
+
+    def __init__(self, cloud=None, command='openstack', run=subprocess.run):
+        self.base = [command] + (['--os-cloud', cloud] if cloud else [])
+        self._run = run
+
+    def call(self, *args):
+        """Run the client; its stdout. CLIError when it fails."""
+        argv = self.base + list(args)
+        try:
+            done = self._run(argv, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True)
+        except FileNotFoundError:
+            raise CLIError('%s: not found; install python-openstackclient '
+                           'and python-heatclient' % self.base[0])
+        if done.returncode != 0:
+            raise CLIError('%s failed: %s' % (' '.join(argv),
+                                              done.stderr.strip()))
+        return done.stdout
+
+    def json(self, *args):
+        return json.loads(self.call(*(args + ('-f', 'json'))))
+
+    def stack_status(self, stack):
+        shown = self.json('stack', 'show', stack)
+        return shown['stack_status'], shown.get('stack_status_reason')
+
+    def stack_outputs(self, stack):
+        """{output key: value}."""
+        shown = self.json('stack', 'show', stack)
+        return {item['output_key']: item['output_value']
+                for item in shown.get('outputs') or []}
+
+    def stack_parameters(self, stack):
+        """{parameter: value} as Heat resolved them (strings)."""
+        return self.json('stack', 'show', stack).get('parameters') or {}
+
+    def stack_servers(self, stack):
+        """{server id: server name} of every server, nested stacks too."""
+        resources = self.json('stack', 'resource', 'list', '--nested-depth',
+                              '5', '--filter', 'type=' + SERVER_TYPE, stack)
+        servers = {}
+        for item in resources:
+            server_id = item.get('physical_resource_id')
+            if server_id:
+                servers[server_id] = self.json('server', 'show',
+                                               server_id)['name']
+        return servers
+
+    def server_status(self, server_id):
+        shown = self.json('server', 'show', server_id)
+        fault = shown.get('fault') or {}
+        return shown.get('status'), (fault.get('message')
+                                     if isinstance(fault, dict) else fault)
+
+    def console_output(self, server_id):
+        try:
+            return self.call('console', 'log', 'show', server_id)
+        except CLIError as exc:
+            # Nova's 409 (building) and 404 (no log yet): ask again later.
+            raise readiness.ConsoleUnavailable(str(exc))

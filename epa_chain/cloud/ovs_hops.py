@@ -1,0 +1,127 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
+"""Hop-by-hop counters of a chain, read from the compute host's OVS.
+
+Neutron names each port's OVS interface in external_ids:iface-id, so on
+the host that runs the chain (a single-host cloud, an all-in-one devstack)
+every hop of a chain output maps to an interface whose counters show what
+crossed it. OVS counts from the switch's side: rx_packets are frames the
+guest sent on the port, tx_packets frames OVS delivered to it. A chain
+forwards hop by hop when each node's ingress port was delivered the
+frames and its egress port sent them on.
+"""
+
+import dataclasses
+import json
+import subprocess
+
+
+class OVSError(RuntimeError):
+    """The OVS database could not be read or lacks a chain port."""
+
+
+def _ovsdb_value(value):
+    """An OVSDB JSON value as Python ({} for maps)."""
+    if isinstance(value, list) and value and value[0] == 'map':
+        return {k: _ovsdb_value(v) for k, v in value[1]}
+    if isinstance(value, list) and value and value[0] == 'set':
+        return [_ovsdb_value(v) for v in value[1]]
+    return value
+
+
+def parse_interfaces(text):
+    """{neutron port id: (interface, rx_packets, tx_packets)}."""
+    table = json.loads(text)
+    columns = table['headings']
+    ports = {}
+    for row in table['data']:
+        record = dict(zip(columns, (_ovsdb_value(v) for v in row)))
+        external_ids = record.get('external_ids') or {}
+        port_id = external_ids.get('iface-id') if isinstance(
+            external_ids, dict) else None
+        if not port_id:
+            continue
+        stats = record.get('statistics') or {}
+        if not isinstance(stats, dict):
+            stats = {}
+        ports[port_id] = (record['name'], int(stats.get('rx_packets', 0)),
+                          int(stats.get('tx_packets', 0)))
+    return ports
+
+
+def snapshot(run=subprocess.run):
+    """The counters of every Neutron port on this host's OVS."""
+    argv = ['ovs-vsctl', '--format=json', '--columns=name,external_ids,'
+            'statistics', 'list', 'Interface']
+    try:
+        done = run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                   text=True)
+    except FileNotFoundError:
+        raise OVSError('ovs-vsctl not found: the hop counters need the '
+                       'compute host\'s Open vSwitch (--no-ovs skips them)')
+    if done.returncode != 0:
+        raise OVSError('%s failed: %s' % (' '.join(argv),
+                                          done.stderr.strip()))
+    return parse_interfaces(done.stdout)
+
+
+@dataclasses.dataclass(frozen=True)
+class HopCount:
+    """What one hop of a direction saw during its trial."""
+
+    server: str
+    role: str
+    port: str
+    interface: str
+    # 'sent' (the node transmitted here) or 'delivered' (OVS handed the
+    # frames to the node here).
+    counted: str
+    frames: int
+
+    def as_dict(self):
+        return dataclasses.asdict(self)
+
+
+def hop_counts(hops, before, after):
+    """Per-hop frame counts of a chain output between two snapshots.
+
+    `hops` alternate egress and ingress ports along the direction: the
+    first is where the generator sends, then each VNF's ingress and
+    egress, the last is where the generator receives.
+    """
+    counts = []
+    for index, hop in enumerate(hops):
+        port = hop.get('port')
+        if port not in after or port not in before:
+            raise OVSError('port %s (%s:%s) has no interface on this host\'s '
+                           'Open vSwitch: run prove on the compute host, or '
+                           'with --no-ovs' % (port, hop.get('server'),
+                                              hop.get('role')))
+        name, rx_after, tx_after = after[port]
+        _name, rx_before, tx_before = before[port]
+        if index % 2 == 0:
+            counted, frames = 'sent', rx_after - rx_before
+        else:
+            counted, frames = 'delivered', tx_after - tx_before
+        counts.append(HopCount(str(hop.get('server')), str(hop.get('role')),
+                               port, name, counted, frames))
+    return counts
+
+
+def first_short_hop(counts, sent, max_loss_ratio):
+    """The first hop short of `sent` by more than allowed, or None."""
+    floor = sent * (1.0 - max_loss_ratio)
+    for count in counts:
+        if count.frames < floor:
+            return count
+    return None

@@ -1,0 +1,179 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
+"""Prove that a created chain stack forwards, hop by hop.
+
+For a stack made with `openstack stack create -t templates/chain.yaml`:
+waits until every server's console says EPA-CHAIN READY, then sends a
+low-rate trial per direction through the stack's generator (its PROX
+control endpoint) and checks that the frames came back. On the compute
+host (all-in-one clouds) it also reads each hop's Open vSwitch counters:
+the generator's port sent the frames, each VNF's ingress port was
+delivered them and its egress port sent them on. Uses the `openstack`
+client and its clouds.yaml entry. Exit status: 0 proven, 1 not, 2 usage.
+
+  openstack stack create -t templates/chain.yaml \\
+      -e templates/presets/pvp-bidir.yaml pvp
+  epa-chain prove --os-cloud mycloud pvp --json proof.json
+"""
+
+import json
+import sys
+import time
+
+from epa_chain.chain import readiness as node_readiness
+from epa_chain.cloud import benchmark
+from epa_chain.cloud import hop_check
+from epa_chain.cloud import openstack_cli
+from epa_chain.cloud import ovs_hops
+from epa_chain.cloud import readiness
+from epa_chain.measurement import options as campaign_options
+from epa_chain.measurement import trial
+
+PROOF_SCHEMA = 'epa-chain/proof/1'
+
+
+def add_arguments(parser):
+    parser.add_argument('stack', help='name or ID of the chain stack')
+    parser.add_argument('--os-cloud', metavar='CLOUD',
+                        help='clouds.yaml entry (default: the client\'s '
+                             'OS_CLOUD / OS_* environment)')
+    parser.add_argument('--ready-timeout', type=float, default=900.0,
+                        metavar='S',
+                        help='seconds to wait for EPA-CHAIN READY on every '
+                             'console (default: 900; guests under QEMU '
+                             'without KVM take minutes)')
+    parser.add_argument('--load-fraction', type=float,
+                        default=hop_check.LOAD_FRACTION, metavar='F',
+                        help='trial load as a fraction of the generator\'s '
+                             'line rate (default: %(default)s, the seeds\' '
+                             'hop check)')
+    parser.add_argument('--max-loss-ratio', type=float,
+                        default=hop_check.MAX_LOSS_RATIO, metavar='R',
+                        help='frames a trial or hop may lose '
+                             '(default: %(default)s)')
+    parser.add_argument('--no-ovs', action='store_true',
+                        help='skip the per-hop Open vSwitch counters (when '
+                             'not on the compute host)')
+    parser.add_argument('--json', metavar='OUT',
+                        help='write the proof as JSON ("-" for stdout)')
+
+
+def _say(text):
+    print(text, file=sys.stderr, flush=True)
+
+
+def _expected_nodes(cli, stack, outputs, parameters):
+    """The stack's servers with the engine each must report.
+
+    The generator (the first hop of the forward chain) runs PROX, every VNF
+    the stack's vnf_engine.
+    """
+    servers = cli.stack_servers(stack)
+    if not servers:
+        raise node_readiness.NotReadyError('stack %s has no server' % stack)
+    generator = (outputs.get('forward_chain') or [{}])[0].get('server')
+    return [readiness.Node(server_id, name, 'prox' if name == generator
+                           else parameters.get('vnf_engine', 'prox'))
+            for server_id, name in sorted(servers.items(),
+                                          key=lambda item: item[1])]
+
+
+def _wait_ready(cli, nodes, timeout):
+    started = time.monotonic()
+    _say('waiting for EPA-CHAIN READY from %s' % ', '.join(
+        '%s (%s)' % (node.name, node.engine) for node in nodes))
+    readiness.wait_until_ready(nodes, cli, timeout, interval=10.0)
+    return round(time.monotonic() - started, 1)
+
+
+def _prove_direction(generator, direction, outputs, args):
+    before = None if args.no_ovs else ovs_hops.snapshot()
+    checked = hop_check.check(generator, [direction], outputs,
+                              load_fraction=args.load_fraction,
+                              max_loss_ratio=args.max_loss_ratio)
+    counters = [d for d in checked[0].directions
+                if d.direction == direction][0]
+    entry = {'direction': direction, 'tx_frames': counters.tx_frames,
+             'rx_frames': counters.rx_frames,
+             'loss_ratio': counters.loss_ratio,
+             'load_fps': checked[0].spec.load_fps,
+             'duration_s': checked[0].spec.duration_s,
+             'hops': hop_check.describe_path(
+                 outputs.get(hop_check.CHAIN_OUTPUTS[direction]))}
+    if before is not None:
+        after = ovs_hops.snapshot()
+        counts = ovs_hops.hop_counts(
+            outputs.get(hop_check.CHAIN_OUTPUTS[direction]) or [],
+            before, after)
+        entry['hop_counts'] = [count.as_dict() for count in counts]
+        short = ovs_hops.first_short_hop(counts, counters.tx_frames,
+                                         args.max_loss_ratio)
+        for count in counts:
+            _say('  %-9s %s:%s %s %d frames' % (
+                direction, count.server, count.role, count.counted,
+                count.frames))
+        if short is not None:
+            raise hop_check.HopCheckError(
+                '%s direction: %s:%s (%s) %s %d of the %d frames sent'
+                % (direction, short.server, short.role, short.interface,
+                   short.counted, short.frames, counters.tx_frames))
+    return entry
+
+
+def run(args):
+    cli = openstack_cli.OpenStackCLI(args.os_cloud)
+    proof = {'schema': PROOF_SCHEMA, 'stack': args.stack, 'proven': False}
+    try:
+        status, reason = cli.stack_status(args.stack)
+        if status != 'CREATE_COMPLETE':
+            raise openstack_cli.CLIError('stack %s is %s: %s' % (
+                args.stack, status, reason))
+        outputs = cli.stack_outputs(args.stack)
+        endpoint = outputs.get('generator_control_endpoint')
+        if not endpoint or not endpoint.get('host'):
+            raise benchmark.BenchmarkError(
+                'stack %s has no generator_control_endpoint: prove needs '
+                'the in-stack generator (endpoints=generator)' % args.stack)
+        nodes = _expected_nodes(cli, args.stack, outputs,
+                                cli.stack_parameters(args.stack))
+        proof['servers'] = {node.name: node.engine for node in nodes}
+        proof['ready_after_s'] = _wait_ready(cli, nodes, args.ready_timeout)
+        _say('every server is ready; generator at %s:%s'
+             % (endpoint['host'], endpoint['port']))
+        directions = campaign_options.parse_direction(
+            'bi' if outputs.get('reverse_chain') else 'uni')
+        proof['directions'] = []
+        with benchmark.prox_generator(endpoint) as generator:
+            for direction in directions:
+                proof['directions'].append(
+                    _prove_direction(generator, direction, outputs, args))
+                _say('%s: %d/%d frames through the chain' % (
+                    direction, proof['directions'][-1]['rx_frames'],
+                    proof['directions'][-1]['tx_frames']))
+        proof['proven'] = True
+    except (openstack_cli.CLIError, node_readiness.NotReadyError,
+            benchmark.BenchmarkError, hop_check.HopCheckError,
+            ovs_hops.OVSError, trial.GeneratorError, OSError) as exc:
+        proof['error'] = str(exc)
+        _say('epa-chain prove: %s' % exc)
+    if args.json:
+        text = json.dumps(proof, indent=2, sort_keys=True) + '\n'
+        if args.json == '-':
+            sys.stdout.write(text)
+        else:
+            with open(args.json, 'w') as stream:
+                stream.write(text)
+    if proof['proven']:
+        _say('proven: every direction forwards%s' % (
+            '' if args.no_ovs else ', hop by hop'))
+    return 0 if proof['proven'] else 1

@@ -1,0 +1,121 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
+"""`epa-chain prove`'s parts without a cloud: the OVS hop counters and the
+openstack client adapter. The cloud test (epa_chain/tests/cloud) runs them
+against a real OpenStack."""
+
+import json
+import subprocess
+import unittest
+
+from epa_chain.cloud import openstack_cli
+from epa_chain.cloud import ovs_hops
+from epa_chain.cloud import readiness
+
+
+def _interfaces(rows):
+    """ovs-vsctl --format=json list Interface, as OVS prints it."""
+    return json.dumps({
+        'headings': ['name', 'external_ids', 'statistics'],
+        'data': [[name,
+                  ['map', [['iface-id', port]] if port else []],
+                  ['map', [['rx_packets', rx], ['tx_packets', tx]]]]
+                 for name, port, rx, tx in rows]})
+
+
+HOPS = [{'server': 'gen', 'role': 'left', 'port': 'p-gl'},
+        {'server': 'vnf1', 'role': 'left', 'port': 'p-vl'},
+        {'server': 'vnf1', 'role': 'right', 'port': 'p-vr'},
+        {'server': 'gen', 'role': 'right', 'port': 'p-gr'}]
+
+
+class OVSHopsTest(unittest.TestCase):
+
+    def test_parse_maps_neutron_ports_to_counters(self):
+        ports = ovs_hops.parse_interfaces(_interfaces([
+            ('vhu1', 'p-gl', 10, 20), ('br-int', None, 1, 1)]))
+        self.assertEqual({'p-gl': ('vhu1', 10, 20)}, ports)
+
+    def test_hop_counts_alternate_sent_and_delivered(self):
+        before = ovs_hops.parse_interfaces(_interfaces([
+            ('a', 'p-gl', 0, 0), ('b', 'p-vl', 0, 0),
+            ('c', 'p-vr', 0, 0), ('d', 'p-gr', 0, 0)]))
+        # OVS's rx is what the guest sent, tx what it was handed.
+        after = ovs_hops.parse_interfaces(_interfaces([
+            ('a', 'p-gl', 1000, 3), ('b', 'p-vl', 2, 1000),
+            ('c', 'p-vr', 998, 1), ('d', 'p-gr', 0, 998)]))
+        counts = ovs_hops.hop_counts(HOPS, before, after)
+        self.assertEqual([('sent', 1000), ('delivered', 1000),
+                          ('sent', 998), ('delivered', 998)],
+                         [(c.counted, c.frames) for c in counts])
+        self.assertIsNone(ovs_hops.first_short_hop(counts, 1000, 0.01))
+        short = ovs_hops.first_short_hop(counts, 1000, 0.001)
+        self.assertEqual(('vnf1', 'right'), (short.server, short.role))
+
+    def test_a_port_missing_on_this_host_is_named(self):
+        before = after = ovs_hops.parse_interfaces(_interfaces([]))
+        with self.assertRaisesRegex(ovs_hops.OVSError, 'p-gl .gen:left.'):
+            ovs_hops.hop_counts(HOPS, before, after)
+
+
+class _Done:
+    def __init__(self, returncode, stdout='', stderr=''):
+        self.returncode, self.stdout, self.stderr = (returncode, stdout,
+                                                     stderr)
+
+
+class OpenStackCLITest(unittest.TestCase):
+
+    def cli(self, answers):
+        self.calls = []
+
+        def run(argv, **kwargs):
+            self.calls.append(argv)
+            return answers[argv[3]] if argv[3] in answers else answers['*']
+        return openstack_cli.OpenStackCLI('mycloud', run=run)
+
+    def test_console_errors_mean_not_yet(self):
+        cli = self.cli({'*': _Done(1, stderr='Instance is building (HTTP '
+                                             '409)')})
+        with self.assertRaises(readiness.ConsoleUnavailable):
+            cli.console_output('srv')
+        self.assertEqual(['openstack', '--os-cloud', 'mycloud', 'console',
+                          'log', 'show', 'srv'], self.calls[0])
+
+    def test_outputs_by_key(self):
+        shown = {'stack_status': 'CREATE_COMPLETE', 'outputs': [
+            {'output_key': 'generator_control_endpoint',
+             'output_value': {'host': '10.0.0.5', 'port': 8474}}]}
+        cli = self.cli({'*': _Done(0, json.dumps(shown))})
+        self.assertEqual({'generator_control_endpoint': {
+            'host': '10.0.0.5', 'port': 8474}}, cli.stack_outputs('s'))
+
+    def test_a_missing_client_says_what_to_install(self):
+        def run(argv, **kwargs):
+            raise FileNotFoundError(argv[0])
+        cli = openstack_cli.OpenStackCLI(run=run)
+        with self.assertRaisesRegex(openstack_cli.CLIError,
+                                    'python-openstackclient'):
+            cli.call('stack', 'list')
+
+    def test_failures_carry_the_command(self):
+        cli = self.cli({'*': _Done(1, stderr='Stack not found')})
+        with self.assertRaisesRegex(openstack_cli.CLIError,
+                                    'stack show nope.*Stack not found'):
+            cli.stack_status('nope')
+
+    def test_runs_the_real_process_api(self):
+        # The default runner is subprocess.run with these keywords.
+        done = subprocess.run(['true'], stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True)
+        self.assertEqual(0, done.returncode)
