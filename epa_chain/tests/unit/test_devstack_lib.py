@@ -312,6 +312,20 @@ class ShellLibraryTest(testtools.TestCase):
                          options['epa_chain', 'segments'])
         self.assertNotIn(('epa_chain', 'trial_duration'), options)
 
+    def test_tempest_reaches_the_control_port_from_the_public_range(self):
+        # devstack's Tempest host talks to the private network through
+        # the router: its source is in FLOATING_RANGE.
+        options = self.tempest_conf(FLOATING_RANGE='172.24.4.0/24')
+        self.assertEqual('172.24.4.0/24', options[
+            'epa_chain', 'management_allowed_cidr'])
+        options = self.tempest_conf(
+            EPA_CHAIN_TEMPEST_MANAGEMENT_ALLOWED_CIDR='10.0.0.0/24',
+            EPA_CHAIN_TEMPEST_HOP_CHECK_LOAD_FRACTION='0.0002')
+        self.assertEqual('10.0.0.0/24', options[
+            'epa_chain', 'management_allowed_cidr'])
+        self.assertEqual('0.0002', options[
+            'epa_chain', 'hop_check_load_fraction'])
+
     # ---- images -------------------------------------------------------------
 
     def test_images_built_once_and_uploaded_under_both_names(self):
