@@ -259,8 +259,8 @@ class TestMatching(Guest):
             gens = [d.gen for d in found.directions]
             self.assertEqual(len(gens), len(set(gens)))
             if name == 'compact':
-                self.assertEqual({1}, {d.gen.core for d in found.directions}
-                                 | {d.lat.core for d in found.directions})
+                self.assertEqual({1}, {ref.core for d in found.directions
+                                       for ref in (d.gen, d.lat)})
 
     def test_generator_needs_two_cpus(self):
         drive = self.drive('pvp-bidir', 'generator')
