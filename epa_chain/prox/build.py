@@ -111,10 +111,11 @@ class SourcePatch:
 # Each gen task's flow table gets the task's index in its name, not only
 # the core's (rte_hash names must be unique): two gen tasks on one core.
 # "A001_00_hash_gen_table" and rte_hash's "HT_" prefix fit its 32 bytes.
+GEN_HASH_NAMES = 'unique gen flow table name per task'
 SOURCE_PATCHES = (
     SourcePatch(
         path='handle_gen.c',
-        why='unique gen flow table name per task',
+        why=GEN_HASH_NAMES,
         old='sprintf(hash_name, "A%03d_hash_gen_table", '
             'targ->lconf->id);',
         new='sprintf(hash_name, "A%03d_%02d_hash_gen_table", '
@@ -129,6 +130,22 @@ def patches_digest(patches=None):
         for field in (patch.path, patch.old, patch.new):
             digest.update(field.encode() + b'\0')
     return digest.hexdigest()[:8]
+
+
+def has_patch(binary, why):
+    """Whether `binary` is a build of this module with the edit `why`.
+
+    Known from the manifest next to it (a cache entry); False for a
+    binary from elsewhere, which may lack it.
+    """
+    try:
+        with open(os.path.join(os.path.dirname(os.path.realpath(binary)),
+                               MANIFEST)) as stream:
+            manifest = json.load(stream)
+    except (OSError, ValueError):
+        return False
+    return isinstance(manifest, dict) and why in (
+        manifest.get('source_patches') or ())
 
 
 def patch_source(prox, patches=None):
