@@ -94,10 +94,22 @@ class NodeConfig:
     def cores_needed(self):
         """Cores the engine needs: a master core plus the workers."""
         if self.role == 'generator':
-            # One gen task per core and direction, the latency receivers
-            # on a core of their own.
-            return 1 + len(self.flows) + 1
+            # A master and one worker running every gen and lat task
+            # (gen_config's compact layout): the least that works.
+            return 2
         return 1 + self.forwarding_cores
+
+    @property
+    def cores_wanted(self):
+        """Cores the engine uses best; more than cores_needed is optional.
+
+        The generator: a master, a gen core per direction and a latency
+        core (gen_config's standard layout); fewer CPUs get a layout that
+        shares cores, at lower rates.
+        """
+        if self.role == 'generator':
+            return 1 + len(self.flows) + 1
+        return self.cores_needed
 
 
 def parse_user_data(user_data):

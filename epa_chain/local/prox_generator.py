@@ -20,14 +20,15 @@ gen task writes its TSC into each frame, the lat task compares it with its
 own on arrival.
 
 CPUs: DPDK's lcore N is CPU N (PROX passes EAL a core mask), the master
-runs nothing else, so gen_config's layouts need 3 CPUs for two directions.
-Here the gen and lat tasks run on `workers`: one worker per direction when
-the host has CPUs to spare (gen and lat of that direction), else all four
-tasks on one worker, which takes the preload library of prox_shim (PROX
-names its gen flow tables after the core). On 2 CPUs the worker is CPU 0
-(the control plane's, otherwise asleep) and the master CPU 1 (the OVS PMD
-and the VNFs' forwarding busy-poll there; PROX's master sleeps in epoll
-between counter refreshes): one busy-polling thread per CPU more, not two
+runs nothing else. Here the gen and lat tasks run on `workers`: one worker
+per direction when the host has CPUs to spare (gen and lat of that
+direction), else all four tasks on one worker. PROX names its gen flow
+tables after the core only: a PROX built by epa_chain.prox.build has them
+named per task, any other binary runs with the preload library of
+prox_shim. On 2 CPUs the worker is CPU 0 (the control plane's, otherwise
+asleep) and the master CPU 1 (the OVS PMD and the VNFs' forwarding
+busy-poll there; PROX's master sleeps in epoll between counter
+refreshes): one busy-polling thread per CPU more, not two
 on one, so the gen tasks keep their pace.
 
 A port that sends no direction (the right one of a unidirectional chain)
@@ -122,6 +123,18 @@ def find_binary(binary=None, source=None, progress=None, environ=None):
             return path, '%s %s (built and cached)' % (label, value)
     return None, 'no --prox-binary, --prox-source, %s or %s' % (
         BINARY_ENV, SOURCE_ENV)
+
+
+def built_with_hash_names(binary):
+    """Whether PROX names its gen flow tables per task (no preload).
+
+    True for a build of epa_chain.prox.build with that source edit.
+    """
+    try:
+        from epa_chain.prox import build
+    except ImportError:
+        return False
+    return build.has_patch(binary, build.GEN_HASH_NAMES)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -349,6 +362,7 @@ class LocalProxGenerator(prox_generator.ProxGenerator):
                                       gen_tasks=the_setup.gen_tasks)
         self.cpu_notes = tuple(cpu_notes)
         self.last_calibration = None
+        self.preload = False
         self._process = None
         self._directory = None
 
@@ -360,7 +374,7 @@ class LocalProxGenerator(prox_generator.ProxGenerator):
             'worker_cpus': list(self.setup.workers),
             'tasks': ['core %d task %d %s' % (t.core, t.task, t.name)
                       for t in self.setup.tasks],
-            'hash_name_preload': self.setup.needs_shim,
+            'hash_name_preload': self.preload,
             'cpu_notes': list(self.cpu_notes),
         })
         if self.last_calibration:
@@ -382,7 +396,9 @@ class LocalProxGenerator(prox_generator.ProxGenerator):
             stream.write(render(self.setup, huge_dir, file_prefix,
                                 self.netns))
         env = dict(os.environ)
-        if self.setup.needs_shim:
+        self.preload = self.setup.needs_shim and not built_with_hash_names(
+            binary)
+        if self.preload:
             from epa_chain.local import prox_shim
             try:
                 env['LD_PRELOAD'] = prox_shim.build(directory)
@@ -402,7 +418,7 @@ class LocalProxGenerator(prox_generator.ProxGenerator):
                      self.setup.master,
                      ','.join(map(str, self.setup.workers)),
                      '; two gen tasks on one core: unique hash names by '
-                     'preload' if self.setup.needs_shim else '',
+                     'preload' if self.preload else '',
                      self.netns))
         deadline = time.monotonic() + timeout_s
         while True:
@@ -637,7 +653,8 @@ def section(plan_generator, accuracy_limit_ns=(
             'waits, samples later than the accuracy limit are left out, '
             'and frames overflowing a ring count as lost',
             'two gen tasks on one core need unique DPDK hash table names: '
-            'PROX runs with a preload library that adds them '
+            'a PROX built by epa-chain prox build has them, any other '
+            'binary runs with a preload library that adds them '
             '(epa_chain.local.prox_shim)',
             'PROX\'s histogram has 128 buckets of 2^%d TSC cycles (about '
             '200 us at 2.6 GHz): delays beyond it land in the last bucket, '

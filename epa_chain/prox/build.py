@@ -26,12 +26,20 @@ or DPPD-PROX itself). Builds are cached by (source identity, DPDK version)
 under ``~/.cache/epa-chain/prox`` (``EPA_CHAIN_PROX_CACHE``); an entry is
 renamed into place only once complete, so a killed build leaves none.
 
+One source edit is made before meson (`SOURCE_PATCHES`): handle_gen.c
+names each gen task's flow table after its core only, so a second gen
+task on one core fails in rte_hash_create() and PROX aborts; the edit
+adds the task's index to the name, which lets gen_config's compact layout
+run every gen task on one core. The edit's digest is part of the cache
+entry's name: a binary built without it is never reused.
+
 Standard library only: this module is installed into the VNF images and
 runs there as ``python3 -m epa_chain.prox.build --source SRC``.
 """
 
 import argparse
 import contextlib
+import dataclasses
 import datetime
 import fcntl
 import hashlib
@@ -74,6 +82,86 @@ _GIT_URL = re.compile(r'^(https?|git|ssh|file)://|^[\w.-]+@[\w.-]+:')
 
 class BuildError(Exception):
     """A build step failed; the message names it and says how to fix it."""
+
+
+@dataclasses.dataclass(frozen=True)
+class SourcePatch:
+    """Replace one exact line of a PROX source file (DPPD-PROX relative)."""
+
+    path: str
+    why: str
+    old: str
+    new: str
+
+    def apply(self, text):
+        """The patched text; unchanged if already patched; BuildError."""
+        if self.new in text:
+            return text
+        if text.count(self.old) != 1:
+            raise BuildError(
+                'cannot patch %s (%s): expected exactly one line %r, found '
+                '%d; this samplevnf version differs from the one the patch '
+                'was written for: update SOURCE_PATCHES in '
+                'epa_chain/prox/build.py' % (self.path, self.why,
+                                             self.old.strip(),
+                                             text.count(self.old)))
+        return text.replace(self.old, self.new)
+
+
+# Each gen task's flow table gets the task's index in its name, not only
+# the core's (rte_hash names must be unique): two gen tasks on one core.
+# "A001_00_hash_gen_table" and rte_hash's "HT_" prefix fit its 32 bytes.
+GEN_HASH_NAMES = 'unique gen flow table name per task'
+SOURCE_PATCHES = (
+    SourcePatch(
+        path='handle_gen.c',
+        why=GEN_HASH_NAMES,
+        old='sprintf(hash_name, "A%03d_hash_gen_table", '
+            'targ->lconf->id);',
+        new='sprintf(hash_name, "A%03d_%02d_hash_gen_table", '
+            'targ->lconf->id, targ->task); /* epa-chain */'),
+)
+
+
+def patches_digest(patches=None):
+    """A short digest of the source edits, part of the cache key."""
+    digest = hashlib.sha256()
+    for patch in SOURCE_PATCHES if patches is None else patches:
+        for field in (patch.path, patch.old, patch.new):
+            digest.update(field.encode() + b'\0')
+    return digest.hexdigest()[:8]
+
+
+def has_patch(binary, why):
+    """Whether `binary` is a build of this module with the edit `why`.
+
+    Known from the manifest next to it (a cache entry); False for a
+    binary from elsewhere, which may lack it.
+    """
+    try:
+        with open(os.path.join(os.path.dirname(os.path.realpath(binary)),
+                               MANIFEST)) as stream:
+            manifest = json.load(stream)
+    except (OSError, ValueError):
+        return False
+    return isinstance(manifest, dict) and why in (
+        manifest.get('source_patches') or ())
+
+
+def patch_source(prox, patches=None):
+    """Apply the source edits in the DPPD-PROX tree `prox`; BuildError."""
+    for patch in SOURCE_PATCHES if patches is None else patches:
+        path = os.path.join(prox, patch.path)
+        try:
+            with open(path) as stream:
+                text = stream.read()
+        except OSError as error:
+            raise BuildError('cannot patch %s (%s): %s' % (
+                path, patch.why, error))
+        patched = patch.apply(text)
+        if patched != text:
+            with open(path, 'w') as stream:
+                stream.write(patched)
 
 
 _last_line = dpdk_sdk.tool_error
@@ -320,8 +408,9 @@ def entry_name(source, dpdk_version, debian_version=None):
     digest = source.digest
     if digest.startswith('git-'):
         digest = digest[4:]
-    return 'prox-%s-%s-dpdk-%s' % (source.kind, digest[:16],
-                                   _safe(debian_version or dpdk_version))
+    return 'prox-%s-%s-p%s-dpdk-%s' % (
+        source.kind, digest[:16], patches_digest(),
+        _safe(debian_version or dpdk_version))
 
 
 def _entry_binary(entry):
@@ -509,6 +598,7 @@ def _build_entry(identity, dpdk, debian, root, final, say):
         with open(log_path, 'w') as log:
             say('unpacking %s %s' % (identity.kind, identity.location))
             prox = _fetch_source(identity, os.path.join(staging, 'src'), log)
+            patch_source(prox)
             say('building PROX (%s) against DPDK %s%s'
                 % (prox_version(prox) or 'version unknown', dpdk,
                    ' with SDK headers %s' % headers if headers else ''))
@@ -524,6 +614,8 @@ def _build_entry(identity, dpdk, debian, root, final, say):
             'dpdk_package_version': debian,
             'sdk_headers': headers,
             'prox_version': prox_version(prox),
+            'source_patches': [p.why for p in SOURCE_PATCHES],
+            'source_patches_digest': patches_digest(),
             'built_at': datetime.datetime.now(datetime.timezone.utc)
             .strftime('%Y-%m-%dT%H:%M:%SZ'),
             'build_seconds': round(time.monotonic() - started, 1),

@@ -35,6 +35,16 @@ With `shared_lat_core=True` the lat tasks run on the last gen core instead
 recorded capture's layout, for hosts with few CPUs. PROX runs the tasks of
 one core in turn in one loop, so they share that core's time.
 
+With `compact=True` every task runs on one worker: cores [m, w], gen
+tasks 0 (forward) and 1 (reverse, if any) then the two lat tasks on w.
+Two gen tasks on one core need a PROX built by epa_chain.prox.build (its
+source edit names each gen flow table after core and task). The cost: one
+CPU's loop serves both directions and both receivers, so the highest rate
+per direction is well below a core's, and a lat task waits for the gen
+tasks' turns, which adds to the latency measured. For hop checks at low
+rates, not line-rate numbers. `choose_layout` picks the layout for a
+number of CPUs: standard, else shared_lat_core, else compact.
+
 Frames: Ethernet / IPv4 198.18.0.1 -> 198.19.0.1 (RFC 2544 benchmarking
 addresses; reversed for the reverse direction) / UDP 1024 -> 2048, with
 PROX's timestamp at byte 42, accuracy at 46, packet id at 50 and a
@@ -78,6 +88,9 @@ ADDRESSES = {'forward': ('198.18.0.1', '198.19.0.1'),
              'reverse': ('198.19.0.1', '198.18.0.1')}
 LAYOUT_VARIABLE = '$epa_chain_layout'
 LAYOUT_FORMAT = 'epa-chain-layout-1'
+# choose_layout()'s names, most CPUs first
+STANDARD, SHARED_LAT_CORE, COMPACT = 'standard', 'shared-lat-core', 'compact'
+LAYOUTS = (STANDARD, SHARED_LAT_CORE, COMPACT)
 
 _PCI = re.compile(r'^(?:([0-9a-fA-F]{4}):)?([0-9a-fA-F]{2}):'
                   r'([0-9a-fA-F]{2})\.([0-7])(?:,.*)?$')
@@ -219,18 +232,24 @@ class GeneratorLayout:
 
     @classmethod
     def standard(cls, cores, directions=DIRECTIONS, left_port=0,
-                 right_port=1, shared_lat_core=False, **options):
+                 right_port=1, shared_lat_core=False, compact=False,
+                 **options):
         """The layout render() writes for `cores` and `directions`."""
         cores = list(cores)
         directions = [d for d in DIRECTIONS if d in directions]
-        needed = cores_needed(len(directions), shared_lat_core)
+        needed = cores_needed(len(directions), shared_lat_core, compact)
         if len(cores) < needed:
-            raise ValueError('%d directions need %d cores (master, one gen '
-                             'per direction%s), got %r'
+            raise ValueError('%d directions need %d cores (master, %s), '
+                             'got %r'
                              % (len(directions), needed,
-                                '' if shared_lat_core else ', latency',
+                                'one worker' if compact else
+                                'one gen per direction' + (
+                                    '' if shared_lat_core else ', latency'),
                                 cores))
-        if shared_lat_core:
+        if compact:
+            # gen tasks 0..n-1 then the lat tasks, all on the worker
+            lat_core, first_lat_task = cores[1], len(directions)
+        elif shared_lat_core:
             # after the last gen core's gen task 0
             lat_core, first_lat_task = cores[len(directions)], 1
         else:
@@ -242,8 +261,10 @@ class GeneratorLayout:
             tx_port, rx_port, receiver = ports[direction]
             # PROX numbers lat tasks by core, then task: the forward
             # receiver comes first either way.
+            gen = (TaskRef(cores[1], index) if compact
+                   else TaskRef(cores[1 + index], 0))
             layouts.append(DirectionLayout(
-                direction=direction, gen=TaskRef(cores[1 + index], 0),
+                direction=direction, gen=gen,
                 lat=TaskRef(lat_core, first_lat_task + receiver),
                 tx_port=tx_port, rx_port=rx_port, latency_index=receiver))
         return cls(directions=tuple(layouts), master_core=cores[0],
@@ -263,13 +284,56 @@ class GeneratorLayout:
             accuracy_limit_ns=1000000, max_frame_bytes=1518)
 
 
-def cores_needed(directions, shared_lat_core=False):
+def cores_needed(directions, shared_lat_core=False, compact=False):
     """CPUs a generator layout takes.
 
     A master, one gen core per direction and, unless the lat tasks share
-    the last gen core, one latency core.
+    the last gen core, one latency core; compact: a master and one worker.
     """
+    if compact:
+        return 2
     return 1 + directions + (0 if shared_lat_core else 1)
+
+
+def choose_layout(directions, cpus):
+    """The layout for `cpus` CPUs: STANDARD, SHARED_LAT_CORE or COMPACT.
+
+    The first that fits: each takes fewer CPUs and measures less well.
+    GenConfigError if even COMPACT does not fit.
+    """
+    for name in LAYOUTS:
+        if cpus >= cores_needed(directions, **layout_options(name)):
+            return name
+    raise GenConfigError('cores', 'the generator needs at least %d CPUs (a '
+                         'master and one worker), got %d: give the '
+                         'generator flavor more vCPUs'
+                         % (cores_needed(directions, compact=True), cpus))
+
+
+def layout_options(name):
+    """render()'s keyword arguments for a choose_layout() name."""
+    if name not in LAYOUTS:
+        raise GenConfigError('layout', 'must be one of %s, not %r'
+                             % (', '.join(LAYOUTS), name))
+    return {'shared_lat_core': name == SHARED_LAT_CORE,
+            'compact': name == COMPACT}
+
+
+def describe_layout(name, layout):
+    """One line for a console: which layout and what it costs."""
+    worker = layout.directions[0].gen.core
+    if name == COMPACT:
+        return ('generator layout compact: gen and lat tasks share CPU %d; '
+                'rates are limited and latency includes the tasks\' turns'
+                % worker)
+    if name == SHARED_LAT_CORE:
+        lat = layout.directions[0].lat.core
+        return ('generator layout shared-lat-core: the lat tasks share '
+                'CPU %d with a gen task; its direction\'s rate is limited'
+                % lat)
+    return ('generator layout standard: gen tasks on CPU %s, lat tasks on '
+            'CPU %d' % (','.join(str(d.gen.core) for d in layout.directions),
+                        layout.directions[0].lat.core))
 
 
 def dpdk_port_ids(port_devargs):
@@ -325,26 +389,26 @@ def vdev_ports(port_devargs):
 
 
 def layout_for(config, port_devargs, cores, shared_lat_core=False,
-               **options):
+               compact=False, **options):
     """The GeneratorLayout render() uses for these arguments."""
     _check_node(config)
     port_ids, _eal, _has_pci = dpdk_port_ids(port_devargs)
     directions = [f.direction for f in config.flows]
     cores = _check_cores(cores, cores_needed(len(directions),
-                                             shared_lat_core),
-                         shared_lat_core)
+                                             shared_lat_core, compact),
+                         shared_lat_core, compact)
     return GeneratorLayout.standard(cores, directions,
                                     left_port=port_ids['left'],
                                     right_port=port_ids['right'],
                                     shared_lat_core=shared_lat_core,
-                                    **options)
+                                    compact=compact, **options)
 
 
 def render(config, port_devargs, cores, latency_bucket_shift=(
         DEFAULT_LATENCY_BUCKET_SHIFT), accuracy_limit_ns=(
         DEFAULT_ACCURACY_LIMIT_NS), mtu=None, file_prefix='epa-chain-gen',
         mempool_size='16K', shared_lat_core=False, huge_pages=True,
-        memory_mb=None):
+        memory_mb=None, compact=False):
     """A complete PROX .cfg for the generator role of `config`.
 
     latency_bucket_shift: histogram buckets are 2**shift TSC cycles wide
@@ -353,7 +417,9 @@ def render(config, port_devargs, cores, latency_bucket_shift=(
     place within this error are dropped from the latency statistics;
     PROX's default of 5 us drops nearly all of them in a VM.
     shared_lat_core: the lat tasks run on the last gen core (one CPU
-    fewer, see the module docstring). huge_pages=False: DPDK's --no-huge,
+    fewer, see the module docstring). compact: every task on one worker
+    (cores [master, worker]; needs a PROX from epa_chain.prox.build).
+    huge_pages=False: DPDK's --no-huge,
     for test beds without huge pages (af_packet ports), with memory_mb
     (default 256) of ordinary memory; memory_mb alone caps the huge page
     memory (EAL -m).
@@ -367,9 +433,11 @@ def render(config, port_devargs, cores, latency_bucket_shift=(
     if not isinstance(huge_pages, bool):
         raise GenConfigError('huge_pages', 'must be True or False, not %r'
                              % (huge_pages,))
-    if not isinstance(shared_lat_core, bool):
-        raise GenConfigError('shared_lat_core', 'must be True or False, '
-                             'not %r' % (shared_lat_core,))
+    for field, value in (('shared_lat_core', shared_lat_core),
+                         ('compact', compact)):
+        if not isinstance(value, bool):
+            raise GenConfigError(field, 'must be True or False, not %r'
+                                 % (value,))
     if not (isinstance(latency_bucket_shift, int) and
             MIN_LATENCY_BUCKET_SHIFT <= latency_bucket_shift <=
             MAX_LATENCY_BUCKET_SHIFT):
@@ -391,6 +459,7 @@ def render(config, port_devargs, cores, latency_bucket_shift=(
     port_ids, eal, has_pci = dpdk_port_ids(port_devargs)
     layout = layout_for(
         config, port_devargs, cores, shared_lat_core=shared_lat_core,
+        compact=compact,
         latency_bucket_shift=latency_bucket_shift,
         accuracy_limit_ns=accuracy_limit_ns,
         max_frame_bytes=(mtu or DEFAULT_MTU) + ETHERNET_OVERHEAD)
@@ -487,7 +556,7 @@ def _check_node(config):
                              'role runs the PROX generator' % config.role)
 
 
-def _check_cores(cores, needed, shared_lat_core=False):
+def _check_cores(cores, needed, shared_lat_core=False, compact=False):
     cores = list(cores) if isinstance(cores, (list, tuple)) else cores
     if not isinstance(cores, list) or not all(
             isinstance(c, int) and not isinstance(c, bool) and c >= 0
@@ -496,13 +565,18 @@ def _check_cores(cores, needed, shared_lat_core=False):
                              % (cores,))
     if len(set(cores)) != len(cores):
         raise GenConfigError('cores', 'CPU ids repeat in %r' % (cores,))
+    if len(cores) < needed and compact:
+        raise GenConfigError('cores', '%d CPUs needed (master and one '
+                             'worker), got %r: give the generator flavor '
+                             'more vCPUs' % (needed, cores))
     if len(cores) < needed:
         raise GenConfigError('cores', '%d CPUs needed (master, one gen core '
                              'per direction%s), got %r: give the generator '
                              'flavor more vCPUs%s'
                              % (needed, '' if shared_lat_core else
                                 ', one latency core', cores,
-                                '' if shared_lat_core else
+                                ' or run every task on one worker '
+                                '(compact=True)' if shared_lat_core else
                                 ' or share the last gen core with the '
                                 'latency tasks (shared_lat_core=True)'))
     return cores

@@ -111,7 +111,8 @@ def prepare(options, sysfs, binder, drive,
     if virtio_only:
         virtio_user.check_sockets(ports.values(), unix_sockets)
     cores = cpus.layout(sysfs, engine.workers_needed(node),
-                        allowed=options.cpus)
+                        allowed=options.cpus,
+                        workers_wanted=engine.workers_wanted(node))
     override = getattr(options, node.engine)
     binary = engine.find_binary(node.engine, override)
     if binary is None:
@@ -175,6 +176,8 @@ def describe(prepared):
         ' (isolated)' if cores.isolated else '',
         ' from --cpus %s' % cpus.format_cpu_list(prepared.cpus)
         if prepared.cpus is not None else ''))
+    if plan.note:
+        lines.append('# %s' % plan.note)
     lines.append('# huge pages: %s' % prepared.pages.describe())
     if prepared.virtio_user:
         lines.append('# DPDK driver: none (virtio-user ports: nothing to '
@@ -287,8 +290,11 @@ class Runtime:
             cores={'master': prepared.cores.master,
                    'workers': list(prepared.cores.workers)},
             command=plan.argv, config_file=plan.config_path,
+            generator_layout=plan.layout,
             switch_learning={'interval_s': switch_learning.INTERVAL_S,
                              'mac_aging_s': switch_learning.MAC_AGING_S})
+        if plan.note:
+            self.reporter.note(plan.note)
         if not prepared.virtio_user:
             # Virtio-user ports have no kernel side: testpmd's --tx-first
             # burst is their first learning frame.

@@ -67,11 +67,12 @@ def format_cpu_list(cpus):
 
 
 def layout(sysfs, workers_needed, field='epa_chain.forwarding_cores',
-           allowed=None):
+           allowed=None, workers_wanted=None):
     """Pick the master and worker CPUs; SystemSetupError if too few.
 
     `allowed` (--cpus) replaces the online CPUs as the pool; each of them
-    must be online.
+    must be online. `workers_wanted`: take up to that many workers when
+    the pool has them (the generator), at least `workers_needed`.
     """
     online = parse_cpu_list(sysfs.read('devices/system/cpu/online',
                                        default='0'))
@@ -101,6 +102,8 @@ def layout(sysfs, workers_needed, field='epa_chain.forwarding_cores',
             'guest has %d: give the flavor more vCPUs or use fewer '
             'forwarding cores' % (field, workers_needed + 1,
                                   workers_needed, len(online)))
+    workers_needed = max(workers_needed, min(
+        workers_wanted or 0, len(online) - 1))
     use_isolated = len(isolated) >= workers_needed and any(
         cpu not in isolated for cpu in online)
     pool = isolated if use_isolated else [c for c in online if c != online[0]]

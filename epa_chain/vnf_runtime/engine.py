@@ -49,6 +49,9 @@ class EnginePlan:
     config_text: typing.Optional[str]
     ready: typing.Callable
     hugepages_mb: int
+    # what the operator should know about the plan (console and status)
+    note: typing.Optional[str] = None
+    layout: typing.Optional[str] = None
 
 
 def find_binary(engine, override=None):
@@ -62,6 +65,11 @@ def find_binary(engine, override=None):
 
 def workers_needed(node):
     return node.cores_needed - 1
+
+
+def workers_wanted(node):
+    """Workers the engine uses when the guest has CPUs for them."""
+    return node.cores_wanted - 1
 
 
 def plan(node, ports, cores, binary, run_dir=RUN_DIR):
@@ -96,10 +104,15 @@ def _generator(node, ports, cores, binary, run_dir):
             'role generator: epa_chain.prox.gen_config is not installed in '
             'this image (%s): build it with the generator element' % exc)
     path = os.path.join(run_dir, 'prox.cfg')
+    devargs = {name: port.pci for name, port in ports.items()}
     try:
-        text = gen_config.render(node, {name: port.pci
-                                        for name, port in ports.items()},
-                                 list(cores.all))
+        # The best layout the guest's CPUs allow (Nova may give fewer
+        # vCPUs than the standard layout wants, e.g. on a small host).
+        name = gen_config.choose_layout(len(node.flows), len(cores.all))
+        options = gen_config.layout_options(name)
+        text = gen_config.render(node, devargs, list(cores.all), **options)
+        note = gen_config.describe_layout(name, gen_config.layout_for(
+            node, devargs, list(cores.all), **options))
     except ValueError as exc:   # gen_config.GenConfigError
         raise errors.SystemSetupError('generator configuration: %s' % exc)
     return EnginePlan(
@@ -107,7 +120,7 @@ def _generator(node, ports, cores, binary, run_dir):
         argv=_prox_argv(binary, path, run_dir, autostart=False),
         config_path=path, config_text=text,
         ready=supervisor.prox_socket_ready(control_relay.PROX_SOCKET),
-        hugepages_mb=hugepages.GENERATOR_MB)
+        hugepages_mb=hugepages.GENERATOR_MB, note=note, layout=name)
 
 
 PROX_LOG = 'prox.log'

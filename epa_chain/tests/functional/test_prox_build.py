@@ -91,6 +91,12 @@ class TestProxBuild(testtools.TestCase):
         self.assertEqual(dpdk, manifest['dpdk_version'])
         self.assertEqual(debian, manifest['dpdk_package_version'])
         self.assertRegex(manifest['prox_version'], r'^\d\d\.\d\d')
+        # the source edit applied (test_prox_live runs its result)
+        self.assertEqual(['unique gen flow table name per task'],
+                         manifest['source_patches'])
+        self.assertEqual(build.patches_digest(),
+                         manifest['source_patches_digest'])
+        self.assertIn('-p%s-' % build.patches_digest(), self.binary)
         self.addDetail('build', testtools.content.text_content(
             'built in %.1f s: %s' % (self.seconds, json.dumps(manifest))))
 

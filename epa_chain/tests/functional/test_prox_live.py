@@ -21,11 +21,14 @@ reports and what crosses the wire.
 
 Needs root (namespaces, af_packet) and PROX: EPA_CHAIN_PROX_BINARY, or
 EPA_CHAIN_PROX_SOURCE to build it from (epa_chain.tests.prox_binary,
-doc/source/prox.rst). With two CPUs the generator runs forward only, its
-lat tasks sharing the gen core; with four or more it runs bidirectionally
-on the standard layout. PROX's workers poll their CPUs while their tasks
-run: the forwarder runs only during a test, and the trials are a few
-seconds long.
+doc/source/prox.rst). With four or more CPUs the generator runs
+bidirectionally on the standard layout; with two or three, on the compact
+layout (both gen tasks and both lat tasks on one worker), which needs a
+PROX built by epa_chain.prox.build (its flow tables are named per task);
+a binary given by path that aborts on that layout runs forward only, the
+lat tasks sharing the gen core. PROX's workers poll their CPUs while
+their tasks run: the forwarder runs only during a test, and the trials
+are a few seconds long.
 """
 
 import contextlib
@@ -200,6 +203,8 @@ class TestLiveProx(testtools.TestCase):
         if shutil.which('ip') is None:
             raise unittest.SkipTest('live PROX test needs iproute2 (ip)')
         cls.binary = binary
+        # built by epa_chain.prox.build: two gen tasks per core must work
+        cls.built = not os.environ.get(prox_binary.BINARY_VARIABLE)
         cls.cpus = sorted(os.sched_getaffinity(0))
         if len(cls.cpus) < 2:
             raise unittest.SkipTest('live PROX test needs 2 CPUs, this '
@@ -235,27 +240,57 @@ class TestLiveProx(testtools.TestCase):
                 _run('ip', 'netns', 'exec', namespace, 'sysctl', '-qw',
                      'net.ipv6.conf.%s.disable_ipv6=1' % interface)
                 _run('ip', '-n', namespace, 'link', 'set', interface, 'up')
-        cls.bidirectional = len(cls.cpus) >= 4
-        cls.node = cls._node(cls.bidirectional)
         cls.devargs = {
             'left': 'net_af_packet0,iface=%s' % cls.gen_ifs[0],
             'right': 'net_af_packet1,iface=%s' % cls.gen_ifs[1]}
-        if cls.bidirectional:
-            gen_cores, shared = cls.cpus[:4], False
+        cls.compact = len(cls.cpus) < 4 and (
+            cls.built or cls._initializes(cls._node(True), [0, 1],
+                                          compact=True)[0] == 0)
+        cls.bidirectional = len(cls.cpus) >= 4 or cls.compact
+        cls.node = cls._node(cls.bidirectional)
+        options = {}
+        if len(cls.cpus) >= 4:
+            gen_cores = cls.cpus[:4]
             fwd_master, fwd_worker = cls.cpus[0], cls.cpus[-1]
         else:
-            # the recorded capture's placement on 2 CPUs
-            gen_cores, shared = cls.cpus[:2], True
+            # master and worker as in the recorded capture on 2 CPUs
+            gen_cores = cls.cpus[:2]
             fwd_master, fwd_worker = cls.cpus[1], cls.cpus[0]
+            options = ({'compact': True} if cls.compact
+                       else {'shared_lat_core': True})
         cls.gen_cfg = gen_config.render(
             cls.node, cls.devargs, gen_cores, file_prefix=cls.prefixes[0],
-            huge_pages=False, shared_lat_core=shared)
+            huge_pages=False, **options)
         fwd_cfg = _FORWARDER_CFG.format(
             prefix=cls.prefixes[1], if0=cls.fwd_ifs[0], if1=cls.fwd_ifs[1],
             master=fwd_master, worker=fwd_worker, to_right=_GEN_MACS[1],
             to_left=_GEN_MACS[0])
         cls.forwarder = cls._start_prox('fwd', cls.fwd_ns, fwd_cfg)
         cls._start_prox('gen', cls.gen_ns, cls.gen_cfg)
+
+    @classmethod
+    def _initializes(cls, node, cores, **options):
+        """(exit status, output) of prox -z on this layout.
+
+        -z: PROX's whole initialization on a dummy CPU topology, so
+        layouts wider than this host are checked too.
+        """
+        name = '-'.join(['bi' if len(node.flows) == 2 else 'uni'] +
+                        sorted(options) + [str(len(cores))])
+        path = os.path.join(cls.tmp, 'init-%s.cfg' % name)
+        with open(path, 'w') as stream:
+            stream.write(gen_config.render(
+                node, cls.devargs, cores, huge_pages=False,
+                file_prefix='%s-z' % cls.prefixes[0], **options))
+        try:
+            result = subprocess.run(
+                ['ip', 'netns', 'exec', cls.gen_ns, cls.binary, '-f',
+                 path, '-z', '-o', 'cli', '-l', path + '.log'],
+                cwd=cls.tmp, capture_output=True, text=True, timeout=120)
+        finally:
+            shutil.rmtree('/var/run/dpdk/%s-z' % cls.prefixes[0],
+                          ignore_errors=True)
+        return result.returncode, result.stdout
 
     @classmethod
     def _node(cls, bidirectional):
@@ -375,6 +410,9 @@ class TestLiveProx(testtools.TestCase):
 
     # ---- tests ----------------------------------------------------------
 
+    def generator_layout(self):
+        return gen_config.layout_from_config(self.gen_cfg)
+
     def test_layout_and_version_read_from_prox(self):
         version = self._in_gen(self.generator.connect)
         self.assertRegex(version.prox, r'^[0-9]+\.[0-9]+')
@@ -386,29 +424,35 @@ class TestLiveProx(testtools.TestCase):
         self.assertEqual(version.prox, description['prox_version'])
 
     def test_every_standard_layout_initializes(self):
-        # prox -z: PROX's whole initialization on a dummy CPU topology,
-        # so layouts wider than this host are checked too.
-        for name, node, cores, shared in (
-                ('uni', self._node(False), [0, 1, 2], False),
-                ('uni-shared', self._node(False), [0, 1], True),
-                ('bi', self._node(True), [0, 1, 2, 3], False),
-                ('bi-shared', self._node(True), [0, 1, 2], True)):
-            path = os.path.join(self.tmp, 'init-%s.cfg' % name)
-            with open(path, 'w') as stream:
-                stream.write(gen_config.render(
-                    node, self.devargs, cores, huge_pages=False,
-                    shared_lat_core=shared,
-                    file_prefix='%s-z' % self.prefixes[0]))
-            result = subprocess.run(
-                ['ip', 'netns', 'exec', self.gen_ns, self.binary, '-f',
-                 path, '-z', '-o', 'cli', '-l', path + '.log'],
-                cwd=self.tmp, capture_output=True, text=True, timeout=120)
-            self.assertEqual(0, result.returncode, '%s:\n%s' % (
-                name, result.stdout[-3000:]))
-            self.assertIn('Initialization sequence completed',
-                          result.stdout, name)
-        shutil.rmtree('/var/run/dpdk/%s-z' % self.prefixes[0],
-                      ignore_errors=True)
+        layouts = [
+            ('uni', self._node(False), [0, 1, 2], {}),
+            ('uni-shared', self._node(False), [0, 1],
+             {'shared_lat_core': True}),
+            ('bi', self._node(True), [0, 1, 2, 3], {}),
+            ('bi-shared', self._node(True), [0, 1, 2],
+             {'shared_lat_core': True})]
+        compact = [
+            ('uni-compact', self._node(False), [0, 1], {'compact': True}),
+            ('bi-compact', self._node(True), [0, 1], {'compact': True})]
+        if self.built:
+            # the build's source edit: two gen tasks on one core
+            layouts += compact
+        for name, node, cores, options in layouts:
+            returncode, output = self._initializes(node, cores, **options)
+            self.assertEqual(0, returncode, '%s:\n%s' % (
+                name, output[-3000:]))
+            self.assertIn('Initialization sequence completed', output, name)
+        if self.built:
+            found = {}
+            with open(os.path.join(self.tmp, 'init-bi-compact-2.cfg.log'),
+                      errors='replace') as stream:
+                for line in stream:
+                    if 'hash table name = ' in line:
+                        name = line.split('hash table name = ')[1].strip()
+                        found[name] = found.get(name, 0) + 1
+            # one flow table per gen task, each named after core and task
+            self.assertEqual({'A001_00_hash_gen_table': 1,
+                              'A001_01_hash_gen_table': 1}, found)
 
     def test_lossless_trial_with_latency(self):
         result = self.run_trial(frame=64, duration=3.0, latency=True)
@@ -472,13 +516,33 @@ class TestLiveProx(testtools.TestCase):
     def test_bidirectional_trial(self):
         if not self.bidirectional:
             self.skipTest('bidirectional needs 4 CPUs (master, a gen core '
-                          'per direction, a latency core); this process '
-                          'may use %d' % len(self.cpus))
+                          'per direction, a latency core) or a PROX that '
+                          'runs two gen tasks on one core (built by '
+                          'epa_chain.prox.build); this process may use %d '
+                          'and %s aborts on that layout'
+                          % (len(self.cpus), self.binary))
+        if self.compact:
+            # every gen and lat task on one worker
+            self.assertEqual({self.cpus[1]}, {
+                ref.core for d in self.generator_layout().directions
+                for ref in (d.gen, d.lat)})
+        # 4 s: with four tasks on one core, 2 s trials ended 4 times in
+        # 6 before the lat tasks handed over a sample after the stale
+        # ones were dropped (latency None); 4 s passed 3 of 3.
         result = self.run_trial(directions=('forward', 'reverse'),
-                                latency=True)
+                                latency=True, duration=4.0)
         self.assertEqual(['forward', 'reverse'],
                          [d.direction for d in result.directions])
         for direction in result.directions:
-            self.assertGreater(direction.tx_frames, 0)
+            # both gen tasks send at the asked rate, even on one core
+            self.assertGreater(direction.tx_frames, 0.8 * 4.0 * _RATE_FPS)
             self.assertLessEqual(direction.loss_ratio, _MAX_LOSS)
-            self.assertIsNotNone(direction.latency)
+            self.assertIsNotNone(direction.latency, result.notes)
+            self.addDetail(direction.direction,
+                           testtools.content.text_content(
+                               'tx %d rx %d offered %.0f fps latency avg %d '
+                               'max %d ns' % (
+                                   direction.tx_frames, direction.rx_frames,
+                                   direction.offered_fps,
+                                   direction.latency.avg_ns,
+                                   direction.latency.max_ns)))

@@ -22,6 +22,7 @@ the report holds errors of the expected rule only.
 """
 
 import os
+import tempfile
 import unittest
 
 from epa_chain.validation import runner
@@ -200,6 +201,36 @@ class TestEpaRules(FixtureTestCase):
         finding = self.assertFinding(
             report, 'EPA-CORES', shipped('lib', 'epa_flavor.yaml'),
             'vnf_flavor.flavor', 'vcpus', 'needs 2 pinned vCPUs')
+        self.assertIn('the flavor has 1', finding.message)
+
+    def _generator_vcpus(self, vcpus):
+        """flat_pvp.yaml's node as a bidirectional generator on vcpus."""
+        with open(fixture('good', 'flat_pvp.yaml')) as stream:
+            text = stream.read()
+        for old, new in (('role: vnf\n', 'role: generator\n              '
+                          'control_port: 8474\n'),
+                         ('vcpus: 2\n', 'vcpus: %d\n' % vcpus)):
+            self.assertEqual(1, text.count(old))
+            text = text.replace(old, new)
+        with tempfile.NamedTemporaryFile('w', suffix='.yaml') as template:
+            template.write(text)
+            template.flush()
+            return self.validate(template.name), template.name
+
+    # A lone generator is no chain (MAC-CHAIN findings): only the cores
+    # rule is looked at.
+    def test_two_vcpu_bidirectional_generator_has_its_cores(self):
+        # Nova's ceiling on a 2-CPU host: the compact generator layout
+        report, _path = self._generator_vcpus(2)
+        self.assertEqual([], [str(f) for f in report.errors
+                              if f.rule.startswith('EPA')])
+
+    def test_one_vcpu_generator(self):
+        report, path = self._generator_vcpus(1)
+        finding, = [f for f in report.errors if f.rule == 'EPA-CORES']
+        self.assertEqual(('vnf_flavor', 'vcpus'),
+                         (finding.resource, finding.property))
+        self.assertIn('vnf1 needs 2 pinned vCPUs', finding.message)
         self.assertIn('the flavor has 1', finding.message)
 
 

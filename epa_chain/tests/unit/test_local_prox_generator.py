@@ -177,6 +177,22 @@ class TestFindBinary(testtools.TestCase):
                                   '/nonexistent/prox', environ={})
         self.assertIn('--prox-binary /nonexistent/prox', str(error))
 
+    def _manifest(self, text):
+        with open(os.path.join(self.directory, 'manifest.json'), 'w') as f:
+            f.write(text)
+
+    def test_preload_only_for_binaries_without_the_build_edit(self):
+        # no manifest: a binary from elsewhere, maybe without the edit
+        self.assertFalse(pg.built_with_hash_names(self.binary))
+        self._manifest('{"source_patches": ["%s"]}'
+                       % 'unique gen flow table name per task')
+        self.assertTrue(pg.built_with_hash_names(self.binary))
+        # an older cache entry, built before the edit
+        self._manifest('{"prox_version": "22.12"}')
+        self.assertFalse(pg.built_with_hash_names(self.binary))
+        self._manifest('not json')
+        self.assertFalse(pg.built_with_hash_names(self.binary))
+
 
 class TestPrivateTmp(testtools.TestCase):
 

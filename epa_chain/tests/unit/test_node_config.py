@@ -63,7 +63,12 @@ class TestParse(testtools.TestCase):
         config['flows'].append({'direction': 'reverse', 'rx_port': 'right',
                                 'tx_port': 'left',
                                 'next_hop_mac': 'fa:16:3e:00:00:04'})
-        self.assertEqual(4, node_config.from_dict(config).cores_needed)
+        parsed = node_config.from_dict(config)
+        # compact layout: master and one worker; standard: 4 CPUs
+        self.assertEqual(2, parsed.cores_needed)
+        self.assertEqual(4, parsed.cores_wanted)
+        config['flows'].pop()
+        self.assertEqual(3, node_config.from_dict(config).cores_wanted)
 
     def _fails(self, config, field):
         error = self.assertRaises(node_config.NodeConfigError,

@@ -38,6 +38,13 @@ VERSION_H = '#define VERSION_MAJOR 0\n#define VERSION_MINOR 2212\n' \
             '#define VERSION_REV   0\n'
 
 
+# The lines of samplevnf's handle_gen.c around the flow table's name.
+HANDLE_GEN_C = (
+    '\tstatic char hash_name[30];\n'
+    '\tsprintf(hash_name, "A%03d_hash_gen_table", targ->lconf->id);\n'
+    '\tstruct rte_hash_parameters hash_params = {\n')
+
+
 def _write(path, text='', mode=0o644):
     os.makedirs(os.path.dirname(path), exist_ok=True)
     with open(path, 'w') as stream:
@@ -52,6 +59,7 @@ def _samplevnf(top):
     _write(os.path.join(prox, 'meson.build'), "project('dppd-prox', 'C')\n")
     _write(os.path.join(prox, 'main.c'), 'int main(void) { return 0; }\n')
     _write(os.path.join(prox, 'version.h'), VERSION_H)
+    _write(os.path.join(prox, 'handle_gen.c'), HANDLE_GEN_C)
     _write(os.path.join(top, 'README'), 'samplevnf\n')
     return prox
 
@@ -436,6 +444,8 @@ class BuildTest(TempDir):
 
     def _compile(self, prox, headers, log, log_path):
         self.compiles.append((prox, headers))
+        with open(os.path.join(prox, 'handle_gen.c')) as stream:
+            self.compiled_handle_gen = stream.read()
         log.write('compiling\n')
         return _write(os.path.join(prox, 'build', 'prox'), '#!/bin/sh\n',
                       0o755)
@@ -450,8 +460,9 @@ class BuildTest(TempDir):
         self.assertTrue(os.access(binary, os.X_OK))
         entry = os.path.dirname(binary)
         self.assertEqual(
-            'prox-tarball-%s-dpdk-22.11.11-0_deb12u1'
-            % build.sha256_file(self.source)[:16], os.path.basename(entry))
+            'prox-tarball-%s-p%s-dpdk-22.11.11-0_deb12u1'
+            % (build.sha256_file(self.source)[:16], build.patches_digest()),
+            os.path.basename(entry))
         with open(os.path.join(entry, build.MANIFEST)) as stream:
             manifest = json.load(stream)
         self.assertEqual(self.source, manifest['source'])
@@ -522,6 +533,35 @@ class BuildTest(TempDir):
         with open(binary) as stream:
             self.assertEqual('#!/bin/sh\n', stream.read())
 
+    def test_source_is_patched_before_meson(self):
+        build.build(self.source, self.cache)
+        self.assertIn('"A%03d_%02d_hash_gen_table", targ->lconf->id, '
+                      'targ->task);', self.compiled_handle_gen)
+
+    def test_unpatchable_source_fails_naming_file_and_line(self):
+        _write(os.path.join(self.tmp, 'tree', 'VNFs', 'DPPD-PROX',
+                            'handle_gen.c'), 'int other;\n')
+        source = _tarball(os.path.join(self.tmp, 'other.tar.gz'),
+                          os.path.join(self.tmp, 'tree'))
+        with self.assertRaisesRegex(
+                build.BuildError, r'cannot patch handle_gen.c \(unique gen '
+                r'flow table name per task\): expected exactly one line '
+                r'\'sprintf\(hash_name, "A%03d_hash_gen_table"'):
+            build.build(source, self.cache)
+        self.assertEqual([], self.compiles)
+        self.assertEqual(['failed'], [n for n in self._entries()
+                                      if not n.startswith('.')])
+
+    def test_changed_patch_changes_the_cache_entry(self):
+        binary = build.build(self.source, self.cache)
+        other = build.SourcePatch('handle_gen.c', 'x', 'a', 'b')
+        with mock.patch.object(build, 'SOURCE_PATCHES', (other,)):
+            self.assertIsNone(build.cached(self.source, self.cache))
+            self.assertNotEqual(os.path.dirname(binary), build.entry_name(
+                build.identify(self.source), '22.11.11',
+                '22.11.11-0+deb12u1'))
+        self.assertEqual(binary, build.cached(self.source, self.cache))
+
     def test_entry_without_manifest_is_not_a_hit(self):
         binary = build.build(self.source, self.cache)
         os.unlink(os.path.join(os.path.dirname(binary), build.MANIFEST))
@@ -573,6 +613,56 @@ class BuildTest(TempDir):
         self.assertRegex(stderr.getvalue(),
                          r'^epa-chain prox build: PROX source \S+/no does '
                          r'not exist; .*\n$')
+
+
+class TestSourcePatch(unittest.TestCase):
+
+    patch = build.SOURCE_PATCHES[0]
+
+    def test_adds_the_task_to_the_name(self):
+        patched = self.patch.apply(HANDLE_GEN_C)
+        self.assertIn('\tsprintf(hash_name, "A%03d_%02d_hash_gen_table", '
+                      'targ->lconf->id, targ->task); /* epa-chain */\n',
+                      patched)
+        self.assertNotIn('"A%03d_hash_gen_table"', patched)
+        self.assertEqual(HANDLE_GEN_C.splitlines()[::2],
+                         patched.splitlines()[::2])
+
+    def test_idempotent(self):
+        once = self.patch.apply(HANDLE_GEN_C)
+        self.assertEqual(once, self.patch.apply(once))
+
+    def test_missing_line_is_a_clear_error(self):
+        with self.assertRaisesRegex(
+                build.BuildError, r'^cannot patch handle_gen.c .*expected '
+                r'exactly one line .*found 0; .*update SOURCE_PATCHES'):
+            self.patch.apply('static char hash_name[30];\n')
+
+    def test_line_found_twice_is_an_error(self):
+        with self.assertRaisesRegex(build.BuildError, 'found 2'):
+            self.patch.apply(HANDLE_GEN_C * 2)
+
+    def test_digest_follows_the_edit(self):
+        other = build.SourcePatch(self.patch.path, self.patch.why,
+                                  self.patch.old, self.patch.new + ' ')
+        self.assertNotEqual(build.patches_digest(),
+                            build.patches_digest((other,)))
+        self.assertRegex(build.patches_digest(), r'^[0-9a-f]{8}$')
+
+    def test_patch_source_rewrites_the_file_once(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            path = _write(os.path.join(tmp, 'handle_gen.c'), HANDLE_GEN_C)
+            build.patch_source(tmp)
+            build.patch_source(tmp)
+            with open(path) as stream:
+                self.assertEqual(self.patch.apply(HANDLE_GEN_C),
+                                 stream.read())
+
+    def test_patch_source_without_the_file(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            with self.assertRaisesRegex(build.BuildError,
+                                        r'^cannot patch \S+handle_gen.c'):
+                build.patch_source(tmp)
 
 
 class TestMissingPackages(unittest.TestCase):

@@ -113,7 +113,7 @@ class TestRender(testtools.TestCase):
 
     def test_unidirectional_still_receives_on_both_ports(self):
         config = generator(bidirectional=False)
-        self.assertEqual(3, config.cores_needed)
+        self.assertEqual(3, config.cores_wanted)
         text = gen_config.render(config, PCI, [0, 1, 2])
         found = tasks(parse(text))
         self.assertEqual({(0, 'core'), (1, 0), (2, 0), (2, 1)}, set(found))
@@ -273,6 +273,96 @@ class TestRender(testtools.TestCase):
                                   [0, 1], shared_lat_core=True)
         self.assertIn('3 CPUs needed', str(error))
 
+    def test_compact_runs_every_task_on_one_worker(self):
+        text = gen_config.render(generator(), PCI, [3, 7], compact=True)
+        found = tasks(parse(text))
+        self.assertEqual({(3, 'core'), (7, 0), (7, 1), (7, 2), (7, 3)},
+                         set(found))
+        self.assertEqual(
+            [('gen', 'left'), ('gen', 'right'), ('lat', 'right'),
+             ('lat', 'left')],
+            [(found[(7, t)]['mode'], found[(7, t)].get('tx port') or
+              found[(7, t)]['rx port']) for t in range(4)])
+        names = [name for name, _items in parse(text)]
+        self.assertEqual(len(names), len(set(names)))
+        layout = gen_config.layout_from_config(text)
+        self.assertEqual(layout, gen_config.layout_for(
+            generator(), PCI, [3, 7], compact=True))
+        self.assertEqual(3, layout.master_core)
+        forward, reverse = (layout.direction('forward'),
+                            layout.direction('reverse'))
+        self.assertEqual(((7, 0), (7, 2), 0, 0, 1),
+                         ((forward.gen.core, forward.gen.task),
+                          (forward.lat.core, forward.lat.task),
+                          forward.latency_index, forward.tx_port,
+                          forward.rx_port))
+        self.assertEqual(((7, 1), (7, 3), 1, 1, 0),
+                         ((reverse.gen.core, reverse.gen.task),
+                          (reverse.lat.core, reverse.lat.task),
+                          reverse.latency_index, reverse.tx_port,
+                          reverse.rx_port))
+        # the text form carries it to the controller unchanged
+        self.assertEqual(layout, gen_config.GeneratorLayout.from_text(
+            layout.to_text()))
+
+    def test_compact_unidirectional(self):
+        text = gen_config.render(generator(bidirectional=False), PCI,
+                                 [0, 1], compact=True)
+        found = tasks(parse(text))
+        self.assertEqual(['gen', 'lat', 'lat'],
+                         [found[(1, t)]['mode'] for t in range(3)])
+        layout = gen_config.layout_from_config(text)
+        self.assertEqual(((1, 0), (1, 1)),
+                         ((layout.direction('forward').gen.core,
+                           layout.direction('forward').gen.task),
+                          (layout.direction('forward').lat.core,
+                           layout.direction('forward').lat.task)))
+
+    def test_compact_needs_two_cpus(self):
+        error = self.assertRaises(gen_config.GenConfigError,
+                                  gen_config.render, generator(), PCI, [0],
+                                  compact=True)
+        self.assertEqual('cores', error.field)
+        self.assertIn('2 CPUs needed (master and one worker)', str(error))
+        error = self.assertRaises(gen_config.GenConfigError,
+                                  gen_config.render, generator(), PCI,
+                                  [0, 1], shared_lat_core=True)
+        self.assertIn('compact=True', str(error))
+
+    def test_choose_layout(self):
+        choose = gen_config.choose_layout
+        self.assertEqual(
+            ['standard', 'shared-lat-core', 'compact', 'compact'],
+            [choose(2, n) for n in (4, 3, 2, 2)])
+        self.assertEqual(['standard', 'shared-lat-core'],
+                         [choose(1, n) for n in (3, 2)])
+        self.assertEqual('standard', choose(2, 16))
+        error = self.assertRaises(gen_config.GenConfigError, choose, 2, 1)
+        self.assertIn('at least 2 CPUs', str(error))
+        self.assertEqual({'shared_lat_core': False, 'compact': True},
+                         gen_config.layout_options('compact'))
+        self.assertEqual({'shared_lat_core': False, 'compact': False},
+                         gen_config.layout_options('standard'))
+        self.assertRaises(gen_config.GenConfigError,
+                          gen_config.layout_options, 'tiny')
+        for name in gen_config.LAYOUTS:
+            options = gen_config.layout_options(name)
+            self.assertEqual(
+                gen_config.cores_needed(2, **options),
+                {'standard': 4, 'shared-lat-core': 3, 'compact': 2}[name])
+
+    def test_describe_layout(self):
+        layout = gen_config.layout_for(generator(), PCI, [0, 1],
+                                       compact=True)
+        self.assertEqual(
+            'generator layout compact: gen and lat tasks share CPU 1; '
+            'rates are limited and latency includes the tasks\' turns',
+            gen_config.describe_layout('compact', layout))
+        layout = gen_config.layout_for(generator(), PCI, [0, 1, 2, 3])
+        self.assertEqual('generator layout standard: gen tasks on CPU 1,2, '
+                         'lat tasks on CPU 3',
+                         gen_config.describe_layout('standard', layout))
+
     def test_bad_arguments_name_the_field(self):
         def fails(field, *args, **kwargs):
             error = self.assertRaises(gen_config.GenConfigError,
@@ -299,6 +389,7 @@ class TestRender(testtools.TestCase):
         fails('huge_pages', generator(), PCI, [0, 1, 2, 3], huge_pages='no')
         fails('shared_lat_core', generator(), PCI, [0, 1, 2],
               shared_lat_core=1)
+        fails('compact', generator(), PCI, [0, 1], compact='yes')
         fails('node_config', {'role': 'generator'}, PCI, [0, 1, 2, 3])
 
 

@@ -424,8 +424,11 @@ class TestBringUp(RuntimeCase):
         runtime = self.runtime(drive,
                                during_watch=lambda: runtime.request_stop())
         self.assertEqual(0, runtime.run())
-        self.assertEqual(['EPA-CHAIN READY epa-chain-generator prox'],
+        self.assertEqual(['epa-chain: generator layout standard: gen tasks '
+                          'on CPU 1,2, lat tasks on CPU 3',
+                          'EPA-CHAIN READY epa-chain-generator prox'],
                          self.console_lines())
+        self.assertEqual('standard', self.status_file()['generator_layout'])
         relay, = self.relays
         self.assertEqual(('192.0.2.99', 8474, 'eth0'),
                          (relay.address, relay.port, relay.interface))

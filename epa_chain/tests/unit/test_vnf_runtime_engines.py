@@ -24,6 +24,7 @@ import os
 import testtools
 
 from epa_chain.chain import node_config
+from epa_chain.prox import gen_config
 from epa_chain.tests.unit import vnf_runtime_fakes as fakes
 from epa_chain.tests.unit import vnf_runtime_fixtures as fixtures
 from epa_chain.vnf_runtime import config_drive
@@ -88,7 +89,8 @@ class Guest(testtools.TestCase):
         node = read.node_config()
         guest_sysfs = sysfs.Sysfs(root)
         ports = devices.match(node, read.links(), devices.scan(guest_sysfs))
-        layout = cpus.layout(guest_sysfs, engine.workers_needed(node))
+        layout = cpus.layout(guest_sysfs, engine.workers_needed(node),
+                             workers_wanted=engine.workers_wanted(node))
         return node, ports, layout
 
 
@@ -228,6 +230,43 @@ class TestMatching(Guest):
         self.assertIn('eal=--file-prefix=epa-chain-gen -a 0000:00:04.0 '
                       '-a 0000:00:05.0', plan.config_text)
         self.assertIn('[port 0]\nname=right', plan.config_text)
+
+    def test_generator_layout_follows_the_guest_cpus(self):
+        # Nova gives a huge-page guest at most the host NUMA cell's CPUs:
+        # the generator takes the best layout that fits.
+        drive = self.drive('pvp-bidir', 'generator')
+        expected = {
+            4: ('standard', (0, 1, 2, 3), 'generator layout standard: gen '
+                'tasks on CPU 1,2, lat tasks on CPU 3'),
+            8: ('standard', (0, 1, 2, 3), None),
+            3: ('shared-lat-core', (0, 1, 2), 'generator layout '
+                'shared-lat-core: the lat tasks share CPU 2 with a gen '
+                'task'),
+            2: ('compact', (0, 1), 'generator layout compact: gen and lat '
+                'tasks share CPU 1; rates are limited'),
+        }
+        for count, (name, cores, note) in sorted(expected.items()):
+            node, ports, layout = self.guest(drive, cpus_count=count,
+                                             isolated='')
+            self.assertEqual(cores, layout.all, count)
+            plan = engine.plan(node, ports, layout, 'prox')
+            self.assertEqual(name, plan.layout, count)
+            self.assertTrue(plan.note.startswith(note or 'generator '
+                                                 'layout standard'),
+                            plan.note)
+            found = gen_config.layout_from_config(plan.config_text)
+            self.assertEqual(cores[0], found.master_core)
+            gens = [d.gen for d in found.directions]
+            self.assertEqual(len(gens), len(set(gens)))
+            if name == 'compact':
+                self.assertEqual({1}, {ref.core for d in found.directions
+                                       for ref in (d.gen, d.lat)})
+
+    def test_generator_needs_two_cpus(self):
+        drive = self.drive('pvp-bidir', 'generator')
+        error = self.assertRaises(errors.SystemSetupError, self.guest,
+                                  drive, cpus_count=1, isolated='')
+        self.assertIn('the engine needs 2 CPUs', str(error))
 
     def test_too_few_cpus_for_the_forwarding_cores(self):
         node, ports, _ = self.guest(self.drive('pvp-bidir'))

@@ -168,7 +168,8 @@ def render_engines(drive):
         standard_guest(root, drive, node.role)
         guest_sysfs = sysfs.Sysfs(root)
         ports = devices.match(node, read.links(), devices.scan(guest_sysfs))
-        cores = cpus.layout(guest_sysfs, engine_mod.workers_needed(node))
+        cores = cpus.layout(guest_sysfs, engine_mod.workers_needed(node),
+                            workers_wanted=engine_mod.workers_wanted(node))
         for engine in ENGINES:
             from epa_chain.chain import node_config
             variant = node_config.from_dict(
