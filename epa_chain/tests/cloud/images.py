@@ -1,0 +1,95 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
+"""The VNF image the cloud test uploads: built once per content.
+
+vnf_images/build-vnf-prox through the images test's build harness, kept
+under a key made of everything that goes into the image (the elements,
+the build scripts, the epa_chain code the image runs, the PROX source), so
+that a run whose inputs did not change reuses the last build and any
+change rebuilds it.
+"""
+
+import hashlib
+import os
+import shutil
+import subprocess
+
+from epa_chain.tests.images import dib_build
+from epa_chain.tests import repo
+
+BUILD_COMMAND = 'build-vnf-prox'
+IMAGE_NAME = 'epa-chain-vnf'
+# What the image is made of (vnf_images/common.bash copies epa_chain in).
+INPUTS = ('diskimage-elements', 'vnf_images', 'epa_chain', 'setup.cfg',
+          'requirements.txt', ':(exclude)epa_chain/tests')
+CACHE = os.path.join(os.path.expanduser('~'), '.cache', 'epa-chain',
+                     'cloud-images')
+
+
+def content_key(prox_source, extra=''):
+    """A digest of the image's inputs: git's blob ids and the source's."""
+    listing = subprocess.run(
+        ['git', 'ls-files', '-s', '--'] + list(INPUTS), cwd=repo.ROOT,
+        check=True, stdout=subprocess.PIPE, text=True).stdout
+    digest = hashlib.sha256(listing.encode())
+    # Files changed but not committed count too.
+    changed = subprocess.run(
+        ['git', 'diff', 'HEAD', '--'] + list(INPUTS), cwd=repo.ROOT,
+        check=True, stdout=subprocess.PIPE).stdout
+    digest.update(changed)
+    digest.update(extra.encode())
+    if prox_source and os.path.isfile(prox_source):
+        with open(prox_source, 'rb') as stream:
+            for block in iter(lambda: stream.read(1 << 20), b''):
+                digest.update(block)
+    else:
+        digest.update((prox_source or '').encode())
+    return digest.hexdigest()[:16]
+
+
+def kernel_extra(virt_type):
+    """Kernel arguments the cloud's hypervisor needs of its guests.
+
+    Under QEMU's TCG, QEMU 7.2 crashes when a guest unmasks the MSI-X
+    vector of a vhost-user NIC: guests use legacy interrupts there
+    (diskimage-elements/epa-chain-dataplane-kernel/README.rst).
+    """
+    return 'pci=nomsi' if virt_type == 'qemu' else ''
+
+
+def vnf_image(log, virt_type):
+    """The image file, built unless the cache holds this content's."""
+    prox_source = os.environ.get('EPA_CHAIN_PROX_SOURCE')
+    extra = kernel_extra(virt_type)
+    directory = os.path.join(CACHE, content_key(prox_source, extra))
+    image = os.path.join(directory, IMAGE_NAME + '.qcow2')
+    if os.path.isfile(image):
+        log('image %s: cached (inputs unchanged)' % image)
+        return image
+    env = dib_build.environment()
+    env['DIB_EPA_KERNEL_CMDLINE_EXTRA'] = extra
+    log('building the VNF image with vnf_images/%s (%s DIB cache)...'
+        % (BUILD_COMMAND, 'warm' if dib_build.is_warm(env) else 'cold'))
+    work = directory + '.build'
+    shutil.rmtree(work, ignore_errors=True)
+    result = dib_build.build(BUILD_COMMAND, work, env, name=IMAGE_NAME)
+    log('built %s (%.0f MiB) in %.0f s' % (
+        result.image, result.size_bytes / 2 ** 20, result.seconds))
+    # Older builds are stale: keep this one only.
+    for entry in os.listdir(CACHE):
+        if entry != os.path.basename(work):
+            shutil.rmtree(os.path.join(CACHE, entry), ignore_errors=True)
+    os.makedirs(directory)
+    shutil.move(result.image, image)
+    shutil.rmtree(work, ignore_errors=True)
+    return image

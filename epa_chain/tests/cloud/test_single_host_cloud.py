@@ -1,0 +1,212 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
+"""The chain on a real OpenStack on this host, as its users create it.
+
+tools/single-host-cloud up (the distribution's OpenStack packages, OVS-DPDK
+set up by the devstack plugin's code), the VNF image built by vnf_images/
+and uploaded, then exactly the user's commands:
+
+    openstack stack create -t templates/chain.yaml \\
+        -e templates/presets/pvp-bidir.yaml \\
+        -e templates/environments/small-host.yaml --wait pvp
+    epa-chain prove --os-cloud epa-chain pvp
+    openstack stack delete --wait pvp
+
+and tools/single-host-cloud down, after which nothing it started or made
+may be left. Needs root, and takes tens of minutes: run only with
+EPA_CHAIN_CLOUD_TEST=1 (`tox -e cloud` sets it), EPA_CHAIN_DEVSTACK_SOURCE
+(the devstack tarball whose functions the plugin's code runs with) and
+EPA_CHAIN_PROX_SOURCE (PROX for the image). Progress goes to stderr.
+"""
+
+import json
+import os
+import subprocess
+import sys
+import time
+import unittest
+
+from epa_chain.tests.cloud import images
+from epa_chain.tests import repo
+
+CLOUD = 'epa-chain'
+TOOL = os.path.join(repo.ROOT, 'tools', 'single-host-cloud')
+STACK = 'epa-chain-cloud-test'
+PRESET = os.path.join(repo.TEMPLATES, 'presets', 'pvp-bidir.yaml')
+SMALL_HOST = os.path.join(repo.TEMPLATES, 'environments', 'small-host.yaml')
+READY_TIMEOUT = int(os.environ.get('EPA_CHAIN_CLOUD_READY_TIMEOUT', '1200'))
+# A low-rate trial: guests under QEMU's TCG forward thousands of frames
+# per second, not millions (the proof's JSON records the rate used).
+PROOF_LOAD_FRACTION = os.environ.get('EPA_CHAIN_CLOUD_LOAD_FRACTION',
+                                     '0.0002')
+
+
+def _log(text):
+    sys.stderr.write('[cloud %s] %s\n' % (time.strftime('%H:%M:%S'), text))
+    sys.stderr.flush()
+
+
+def _skip_reason():
+    if os.environ.get('EPA_CHAIN_CLOUD_TEST') != '1':
+        return ('the single-host cloud test installs and runs OpenStack '
+                'on this host: set EPA_CHAIN_CLOUD_TEST=1 (tox -e cloud)')
+    if os.geteuid() != 0:
+        return 'the single-host cloud needs root'
+    for name in ('EPA_CHAIN_DEVSTACK_SOURCE', 'EPA_CHAIN_PROX_SOURCE'):
+        if not os.environ.get(name):
+            return '%s is not set (see doc/source/single-host-cloud.rst)' % (
+                name)
+    return None
+
+
+def _run(argv, check=True, timeout=3600):
+    _log('$ ' + ' '.join(argv))
+    done = subprocess.run(argv, stdout=subprocess.PIPE,
+                          stderr=subprocess.STDOUT, text=True,
+                          timeout=timeout)
+    if check and done.returncode != 0:
+        raise AssertionError('%s exited %d:\n%s' % (
+            ' '.join(argv), done.returncode, done.stdout[-6000:]))
+    return done
+
+
+def _openstack_json(*args):
+    return json.loads(_run(['openstack', '--os-cloud', CLOUD] + list(args) +
+                           ['-f', 'json']).stdout)
+
+
+def _host_state():
+    """What down must give back: huge pages, bridges, namespaces."""
+    with open('/proc/sys/vm/nr_hugepages') as stream:
+        pages = int(stream.read())
+    namespaces = sorted(os.listdir('/run/netns')) if os.path.isdir(
+        '/run/netns') else []
+    return {'nr_hugepages': pages, 'namespaces': namespaces}
+
+
+class SingleHostCloudTest(unittest.TestCase):
+
+    @classmethod
+    def setUpClass(cls):
+        reason = _skip_reason()
+        if reason:
+            raise unittest.SkipTest(reason)
+        cls.before = _host_state()
+        cls.timings = {}
+        # Up first: it probes the hypervisor, which the image depends on.
+        cls._up('up_s')
+        status = _run([TOOL, 'status']).stdout
+        virt_type = status.splitlines()[0].split()[1]
+        started = time.monotonic()
+        image = images.vnf_image(_log, virt_type)
+        cls.timings['image_s'] = round(time.monotonic() - started)
+        cls._up('upload_s', '--vnf-image', image)
+        status = _run([TOOL, 'status']).stdout
+        _log('status:\n' + status)
+        cls.pids = [int(line.split()[1]) for line in status.splitlines()[2:]
+                    if line.split()[1].isdigit()]
+
+    @classmethod
+    def _up(cls, timing, *args):
+        started = time.monotonic()
+        up = subprocess.run([TOOL, 'up'] + list(args),
+                            stderr=subprocess.STDOUT)
+        cls.timings[timing] = round(time.monotonic() - started)
+        if up.returncode != 0:
+            cls._down()
+            raise AssertionError('tools/single-host-cloud up exited %d'
+                                 % up.returncode)
+
+    @classmethod
+    def tearDownClass(cls):
+        _log('timings: %s' % json.dumps(cls.timings, sort_keys=True))
+
+    @classmethod
+    def _down(cls):
+        return subprocess.run([TOOL, 'down', '--keep-logs'],
+                              stderr=subprocess.STDOUT).returncode
+
+    def _stack_resources(self):
+        """Servers, ports, networks and flavors named after the stack."""
+        left = {}
+        for kind in ('server', 'port', 'network', 'flavor'):
+            names = [item.get('Name') or item.get('name') or ''
+                     for item in _openstack_json(kind, 'list')]
+            left[kind] = [name for name in names if STACK in name or
+                          name.startswith(('net-phys',))]
+        return left
+
+    def test_1_stack_create_prove_delete(self):
+        argv = ['openstack', '--os-cloud', CLOUD, 'stack', 'create',
+                '-t', repo.CHAIN, '-e', PRESET, '-e', SMALL_HOST,
+                '--wait', STACK]
+        started = time.monotonic()
+        created = _run(argv, check=False, timeout=1800)
+        self.timings['stack_create_s'] = round(time.monotonic() - started)
+        try:
+            self.assertEqual(0, created.returncode, created.stdout[-4000:])
+            status = _openstack_json('stack', 'show', STACK)
+            self.assertEqual('CREATE_COMPLETE', status['stack_status'])
+
+            # vhost-user data ports on OVS-DPDK, as the cloud promises.
+            interfaces = _run(['ovs-vsctl', '--columns=type', 'list',
+                               'Interface']).stdout
+            self.assertGreaterEqual(
+                interfaces.count('dpdkvhostuserclient'), 4, interfaces)
+
+            proof_file = os.path.join(os.environ.get('TMPDIR', '/tmp'),
+                                      'epa-chain-cloud-proof.json')
+            started = time.monotonic()
+            proved = _run([sys.executable, '-m', 'epa_chain.cli', 'prove',
+                           '--os-cloud', CLOUD, STACK, '--ready-timeout',
+                           str(READY_TIMEOUT), '--load-fraction',
+                           PROOF_LOAD_FRACTION, '--json', proof_file],
+                          check=False, timeout=READY_TIMEOUT + 600)
+            self.timings['prove_s'] = round(time.monotonic() - started)
+            _log(proved.stdout[-3000:])
+            with open(proof_file) as stream:
+                proof = json.load(stream)
+            self.assertTrue(proof['proven'], proof.get('error'))
+            self.assertEqual(['forward', 'reverse'],
+                             [d['direction'] for d in proof['directions']])
+            for direction in proof['directions']:
+                self.assertGreater(direction['rx_frames'], 0)
+                # generator out, VNF in, VNF out, generator in
+                self.assertEqual(4, len(direction['hop_counts']))
+                for hop in direction['hop_counts']:
+                    self.assertGreaterEqual(
+                        hop['frames'], direction['tx_frames'] * 0.99, hop)
+            self.assertEqual(2, len(proof['servers']), proof['servers'])
+        finally:
+            started = time.monotonic()
+            deleted = _run(['openstack', '--os-cloud', CLOUD, 'stack',
+                            'delete', '-y', '--wait', STACK], check=False,
+                           timeout=900)
+            self.timings['stack_delete_s'] = round(time.monotonic() - started)
+        self.assertEqual(0, deleted.returncode, deleted.stdout[-3000:])
+        self.assertEqual({'server': [], 'port': [], 'network': [],
+                          'flavor': []}, self._stack_resources())
+
+    def test_9_down_leaves_nothing(self):
+        started = time.monotonic()
+        self.assertEqual(0, self._down())
+        self.timings['down_s'] = round(time.monotonic() - started)
+        alive = [pid for pid in self.pids if os.path.exists('/proc/%d' % pid)]
+        self.assertEqual([], alive, 'processes up started are still alive')
+        self.assertEqual(self.before, _host_state())
+        bridges = subprocess.run(['ovs-vsctl', '--timeout=5', 'list-br'],
+                                 stdout=subprocess.PIPE,
+                                 stderr=subprocess.PIPE, text=True)
+        # Open vSwitch is stopped (the command fails) or has no bridge.
+        self.assertEqual('', bridges.stdout.strip())
+        self.assertFalse(os.path.exists('/var/lib/epa-chain-cloud'))
