@@ -24,6 +24,7 @@ frames and its egress port sent them on.
 import dataclasses
 import json
 import subprocess
+import time
 
 
 class OVSError(RuntimeError):
@@ -57,6 +58,18 @@ def parse_interfaces(text):
         ports[port_id] = (record['name'], int(stats.get('rx_packets', 0)),
                           int(stats.get('tx_packets', 0)))
     return ports
+
+
+# ovs-vswitchd writes interface statistics into its database every 5 s
+# (other_config:stats-update-interval, never less): a snapshot must be
+# taken at least that long after the traffic it is to include.
+STATS_UPDATE_INTERVAL_S = 5.0
+
+
+def settled_snapshot(run=subprocess.run, sleep=time.sleep):
+    """A snapshot that includes every frame sent before the call."""
+    sleep(STATS_UPDATE_INTERVAL_S + 1.0)
+    return snapshot(run)
 
 
 def snapshot(run=subprocess.run):

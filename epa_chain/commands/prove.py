@@ -96,8 +96,8 @@ def _wait_ready(cli, nodes, timeout):
     return round(time.monotonic() - started, 1)
 
 
-def _prove_direction(generator, direction, outputs, args):
-    before = None if args.no_ovs else ovs_hops.snapshot()
+def _prove_direction(generator, direction, outputs, args, proof):
+    before = None if args.no_ovs else ovs_hops.settled_snapshot()
     checked = hop_check.check(generator, [direction], outputs,
                               load_fraction=args.load_fraction,
                               max_loss_ratio=args.max_loss_ratio)
@@ -110,8 +110,9 @@ def _prove_direction(generator, direction, outputs, args):
              'duration_s': checked[0].spec.duration_s,
              'hops': hop_check.describe_path(
                  outputs.get(hop_check.CHAIN_OUTPUTS[direction]))}
+    proof['directions'].append(entry)
     if before is not None:
-        after = ovs_hops.snapshot()
+        after = ovs_hops.settled_snapshot()
         counts = ovs_hops.hop_counts(
             outputs.get(hop_check.CHAIN_OUTPUTS[direction]) or [],
             before, after)
@@ -155,8 +156,7 @@ def run(args):
         proof['directions'] = []
         with benchmark.prox_generator(endpoint) as generator:
             for direction in directions:
-                proof['directions'].append(
-                    _prove_direction(generator, direction, outputs, args))
+                _prove_direction(generator, direction, outputs, args, proof)
                 _say('%s: %d/%d frames through the chain' % (
                     direction, proof['directions'][-1]['rx_frames'],
                     proof['directions'][-1]['tx_frames']))

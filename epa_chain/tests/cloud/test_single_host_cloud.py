@@ -48,7 +48,7 @@ READY_TIMEOUT = int(os.environ.get('EPA_CHAIN_CLOUD_READY_TIMEOUT', '1200'))
 # A low-rate trial: guests under QEMU's TCG forward thousands of frames
 # per second, not millions (the proof's JSON records the rate used).
 PROOF_LOAD_FRACTION = os.environ.get('EPA_CHAIN_CLOUD_LOAD_FRACTION',
-                                     '0.0002')
+                                     '0.0001')
 
 
 def _log(text):
