@@ -102,6 +102,9 @@ function configure_keystone {
     iniset "$conf" cache backend dogpile.cache.memcached
     iniset "$conf" cache memcache_servers "$CLOUD_HOST:11211"
     uwsgi_workers /etc/keystone/keystone-uwsgi.ini 2 1
+    # The database and keys outlive a second `up`; each step below takes
+    # seconds of interpreter start-up on a small host.
+    state_recall keystone-bootstrapped > /dev/null && return 0
     manage keystone "keystone-manage db_sync"
     keystone-manage fernet_setup --keystone-user keystone --keystone-group keystone
     keystone-manage credential_setup --keystone-user keystone --keystone-group keystone
@@ -110,6 +113,7 @@ function configure_keystone {
         --bootstrap-internal-url "$KEYSTONE_URL/" \
         --bootstrap-public-url "$KEYSTONE_URL/" \
         --bootstrap-region-id "$CLOUD_REGION" 2> /dev/null
+    state_record keystone-bootstrapped yes
 }
 
 # The clouds.yaml entry every later step (and the user) works with.
