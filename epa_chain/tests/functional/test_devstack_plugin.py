@@ -367,6 +367,8 @@ class DevstackPluginTest(testtools.TestCase):
             'vnf_image': ['epa-chain-vnf'],
             'generator_image': ['epa-chain-generator'],
             'management_network': ['private'],
+            # No FLOATING_RANGE outside a devstack: the template's range.
+            'management_allowed_cidr': ['10.0.0.0/8'],
             'segments': [segments],
             'trial_duration': ['10'],
             'chain_lengths': ['1,2'],
