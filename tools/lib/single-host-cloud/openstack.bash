@@ -173,6 +173,8 @@ function _service_endpoint {
 
 function register_services {
     local user
+    # Dozens of client calls, seconds each on a small host: once per up/down.
+    state_recall services-registered > /dev/null && return 0
     os_openstack project create --or-show --domain default service > /dev/null
     for user in glance placement nova neutron heat; do
         os_openstack user create --or-show --domain default --password "$CLOUD_PASSWORD" "$user" > /dev/null
@@ -191,6 +193,7 @@ function register_services {
     os_openstack role create --or-show heat_stack_owner > /dev/null
     os_openstack role create --or-show heat_stack_user > /dev/null
     os_openstack role add --project admin --user admin heat_stack_owner
+    state_record services-registered yes
 }
 
 function configure_glance {
