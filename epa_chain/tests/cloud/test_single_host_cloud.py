@@ -81,8 +81,14 @@ def _run(argv, check=True, timeout=3600):
 
 
 def _openstack_json(*args):
-    return json.loads(_run(['openstack', '--os-cloud', CLOUD] + list(args) +
-                           ['-f', 'json']).stdout)
+    # stdout only: the client warns on stderr (deprecations).
+    argv = ['openstack', '--os-cloud', CLOUD] + list(args) + ['-f', 'json']
+    done = subprocess.run(argv, stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, text=True, timeout=300)
+    if done.returncode != 0:
+        raise AssertionError('%s exited %d: %s' % (
+            ' '.join(argv), done.returncode, done.stderr[-3000:]))
+    return json.loads(done.stdout)
 
 
 def _host_state():
