@@ -19,12 +19,24 @@ to epa-chain's requirements. Provides what cloud.readiness expects of a
 compute service: server_status() and console_output().
 """
 
+import dataclasses
 import json
 import subprocess
 
 from epa_chain.cloud import readiness
 
 SERVER_TYPE = 'OS::Nova::Server'
+
+
+@dataclasses.dataclass(frozen=True)
+class Stack:
+    """What prove needs of a stack: its state, outputs, parameters."""
+
+    status: str
+    reason: str
+    outputs: dict
+    # As Heat resolved them, as strings.
+    parameters: dict
 
 
 class CLIError(RuntimeError):
@@ -54,19 +66,15 @@ class OpenStackCLI:
     def json(self, *args):
         return json.loads(self.call(*(args + ('-f', 'json'))))
 
-    def stack_status(self, stack):
+    def stack(self, stack):
+        """The stack as `stack show` gives it, read once."""
         shown = self.json('stack', 'show', stack)
-        return shown['stack_status'], shown.get('stack_status_reason')
-
-    def stack_outputs(self, stack):
-        """{output key: value}."""
-        shown = self.json('stack', 'show', stack)
-        return {item['output_key']: item['output_value']
-                for item in shown.get('outputs') or []}
-
-    def stack_parameters(self, stack):
-        """{parameter: value} as Heat resolved them (strings)."""
-        return self.json('stack', 'show', stack).get('parameters') or {}
+        return Stack(
+            status=shown['stack_status'],
+            reason=shown.get('stack_status_reason'),
+            outputs={item['output_key']: item['output_value']
+                     for item in shown.get('outputs') or []},
+            parameters=shown.get('parameters') or {})
 
     def stack_servers(self, stack):
         """{server id: server name} of every server, nested stacks too."""

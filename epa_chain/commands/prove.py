@@ -128,25 +128,24 @@ def _prove_direction(generator, direction, outputs, args, proof):
                 '%s direction: %s:%s (%s) %s %d of the %d frames sent'
                 % (direction, short.server, short.role, short.interface,
                    short.counted, short.frames, counters.tx_frames))
-    return entry
 
 
 def run(args):
     cli = openstack_cli.OpenStackCLI(args.os_cloud)
     proof = {'schema': PROOF_SCHEMA, 'stack': args.stack, 'proven': False}
     try:
-        status, reason = cli.stack_status(args.stack)
-        if status != 'CREATE_COMPLETE':
+        stack = cli.stack(args.stack)
+        if stack.status != 'CREATE_COMPLETE':
             raise openstack_cli.CLIError('stack %s is %s: %s' % (
-                args.stack, status, reason))
-        outputs = cli.stack_outputs(args.stack)
+                args.stack, stack.status, stack.reason))
+        outputs = stack.outputs
         endpoint = outputs.get('generator_control_endpoint')
         if not endpoint or not endpoint.get('host'):
             raise benchmark.BenchmarkError(
                 'stack %s has no generator_control_endpoint: prove needs '
                 'the in-stack generator (endpoints=generator)' % args.stack)
         nodes = _expected_nodes(cli, args.stack, outputs,
-                                cli.stack_parameters(args.stack))
+                                stack.parameters)
         proof['servers'] = {node.name: node.engine for node in nodes}
         proof['ready_after_s'] = _wait_ready(cli, nodes, args.ready_timeout)
         _say('every server is ready; generator at %s:%s'

@@ -98,7 +98,7 @@ class OpenStackCLITest(unittest.TestCase):
              'output_value': {'host': '10.0.0.5', 'port': 8474}}]}
         cli = self.cli({'*': _Done(0, json.dumps(shown))})
         self.assertEqual({'generator_control_endpoint': {
-            'host': '10.0.0.5', 'port': 8474}}, cli.stack_outputs('s'))
+            'host': '10.0.0.5', 'port': 8474}}, cli.stack('s').outputs)
 
     def test_a_missing_client_says_what_to_install(self):
         def run(argv, **kwargs):
@@ -112,7 +112,7 @@ class OpenStackCLITest(unittest.TestCase):
         cli = self.cli({'*': _Done(1, stderr='Stack not found')})
         with self.assertRaisesRegex(openstack_cli.CLIError,
                                     'stack show nope.*Stack not found'):
-            cli.stack_status('nope')
+            cli.stack('nope')
 
     def test_runs_the_real_process_api(self):
         # The default runner is subprocess.run with these keywords.
