@@ -67,6 +67,38 @@ class StateTest(unittest.TestCase):
         done = self.bash('DEVSTACK_SOURCE=%s; state_devstack_dir' % self.tmp)
         self.assertIn('neither a devstack checkout', done.stderr)
 
+    def test_a_new_database_voids_what_was_recorded_inside_it(self):
+        # An interrupted down dropped the databases but kept the records:
+        # the next up must bootstrap Keystone again, not trust the record.
+        done = self.bash(
+            'CLOUD_PASSWORD=pw; mysql() { [[ $* == *SHOW* ]] && '
+            'printf "glance\\n" || echo "$*" >> %s/sql; }; '
+            'rabbitmqctl() { :; }; source %s/openstack.bash; '
+            'state_record keystone-bootstrapped yes; '
+            'state_record services-registered yes; os_create_databases; '
+            'state_recall keystone-bootstrapped || echo void; '
+            'state_recall db-keystone; state_recall db-glance || echo ours-not'
+            % (self.tmp, LIB))
+        self.assertEqual(0, done.returncode, done.stderr)
+        self.assertEqual(['void', 'created', 'ours-not'], done.stdout.split())
+        with open(os.path.join(self.tmp, 'sql')) as stream:
+            sql = stream.read()
+        self.assertIn('CREATE DATABASE keystone;', sql)
+        self.assertNotIn('CREATE DATABASE glance;', sql)
+
+    def test_an_exited_service_is_started_again_twice_at_most(self):
+        done = self.bash(
+            'source %s/services.bash; service_pid() { return 1; }; '
+            'service_start() { echo "start $1"; }; '
+            'service_fail() { echo "fail $1 $2"; exit 3; }; '
+            'service_revive nova-compute; service_revive nova-compute; '
+            'service_revive nova-compute' % LIB)
+        self.assertEqual(3, done.returncode, done.stderr)
+        self.assertEqual(['start nova-compute', 'start nova-compute',
+                          'fail nova-compute exited again after 2 restarts'],
+                         done.stdout.splitlines())
+        self.assertIn('as its systemd unit would', done.stderr)
+
 
 class CommandLineTest(unittest.TestCase):
 

@@ -171,6 +171,7 @@ function images_up {
 function wait_for_agents {
     local waited=0
     until os_openstack compute service list --service nova-compute -f value -c State 2>/dev/null | grep -qx up; do
+        service_revive nova-compute
         (( waited++ < 60 )) || service_fail nova-compute "is not up in the compute service list"
         sleep 2
     done
@@ -183,11 +184,13 @@ function wait_for_agents {
     done
     waited=0
     until os_openstack network agent list --agent-type open-vswitch -f value -c Alive 2>/dev/null | grep -qx True; do
+        service_revive neutron-openvswitch-agent
         (( waited++ < 60 )) || service_fail neutron-openvswitch-agent "is not alive in the agent list"
         sleep 2
     done
     waited=0
     until os_openstack orchestration service list -f value -c Status 2>/dev/null | grep -qx up; do
+        service_revive heat-engine
         (( waited++ < 60 )) || service_fail heat-engine "is not up in the orchestration service list"
         sleep 2
     done

@@ -32,14 +32,27 @@ function os_db_url {
     echo "mysql+pymysql://$(_db_user "$1"):$CLOUD_PASSWORD@$CLOUD_HOST/$1"
 }
 
+# Records of work done inside a database. A new, empty database voids them:
+# an interrupted `down` may have dropped the databases and kept the state.
+declare -A DB_CONTENT_RECORDS=(
+    [keystone]="keystone-bootstrapped services-registered"
+)
+
+# os_create_databases - each service's database and user, and RabbitMQ's
+# user. Only databases made here are recorded, so `down` drops only those.
 function os_create_databases {
-    local db user
+    local db user record
     for db in "${DB_NAMES[@]}"; do
         user=$(_db_user "$db")
-        mysql -e "CREATE DATABASE IF NOT EXISTS $db;
-            CREATE USER IF NOT EXISTS '$user'@'localhost' IDENTIFIED BY '$CLOUD_PASSWORD';
+        if ! mysql -N -B -e "SHOW DATABASES" | grep -qx "$db"; then
+            for record in ${DB_CONTENT_RECORDS[$db]:-}; do
+                state_forget "$record"
+            done
+            mysql -e "CREATE DATABASE $db;"
+            state_record "db-$db" created
+        fi
+        mysql -e "CREATE USER IF NOT EXISTS '$user'@'localhost' IDENTIFIED BY '$CLOUD_PASSWORD';
             GRANT ALL ON $db.* TO '$user'@'localhost';"
-        state_record "db-$db" created
     done
     rabbitmqctl add_user openstack "$CLOUD_PASSWORD" > /dev/null 2>&1 || true
     rabbitmqctl set_permissions openstack '.*' '.*' '.*' > /dev/null

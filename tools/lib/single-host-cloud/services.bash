@@ -157,11 +157,28 @@ function service_stop {
     done
 }
 
+# service_revive NAME - what the packages' systemd units do (Restart=
+# on-failure): a service that exited, typically because one it depends on
+# was still starting, is started again, twice at most per `up`, and says so.
+declare -A SERVICE_REVIVALS=()
+function service_revive {
+    local name=$1 log
+    service_pid "$name" > /dev/null && return 0
+    SERVICE_REVIVALS[$name]=$(( ${SERVICE_REVIVALS[$name]:-0} + 1 ))
+    (( SERVICE_REVIVALS[$name] <= 2 )) || service_fail "$name" \
+        "exited again after $(( SERVICE_REVIVALS[$name] - 1 )) restarts"
+    log=$(service_field "$name" 3)
+    echo "$name exited; starting it again as its systemd unit would" \
+        "(last log line: $(tail -n 1 "$log" 2>/dev/null | cut -c1-300))" >&2
+    state_forget "config-$name"
+    service_start "$name"
+}
+
 # service_wait_http NAME URL - an API answers (any HTTP status) within 120 s.
 function service_wait_http {
     local name=$1 url=$2 waited=0
     until curl -s -o /dev/null --max-time 5 "$url"; do
-        service_pid "$name" > /dev/null || service_fail "$name" "died"
+        service_revive "$name"
         (( waited++ < 60 )) || service_fail "$name" "does not answer on $url"
         sleep 2
     done
