@@ -140,6 +140,9 @@ class ChainOptions:
     search_method: str = _CAMPAIGN['search_method']
     search_resolution: float = _CAMPAIGN['search_resolution']
     repetitions: int = _CAMPAIGN['repetitions']
+    # None: the search spans up to line rate, from 0.1 % of its highest.
+    max_load_fps: typing.Optional[float] = _CAMPAIGN['max_load_fps']
+    min_load_fps: typing.Optional[float] = _CAMPAIGN['min_load_fps']
     ndr_loss_ratio: float = _CAMPAIGN['ndr_loss_ratio']
     pdr_loss_ratio: float = _CAMPAIGN['pdr_loss_ratio']
     latency_load_fraction: float = _CAMPAIGN['latency_load_fraction']

@@ -381,14 +381,18 @@ TABLE = (
            'trials per step of best-of-n and worst-of-n (their N)', 'int',
            parse=_number(int), conf='repetitions', from_conf=_plain,
            to_conf=_plain, low=1, metavar='N'),
+    # A ceiling below line rate for a generator that cannot offer it (e.g.
+    # guests under QEMU/TCG); the results record the ceiling used.
     Option('max_load_fps', '--max-load', None,
            'highest load per direction, frames/s (default: line rate)',
-           'float', parse=_number(float), low=0, low_open=True,
+           'float', parse=_number(float), conf='max_load_fps',
+           from_conf=_plain, to_conf=_plain, low=0, low_open=True,
            optional=True, metavar='FPS'),
     Option('min_load_fps', '--min-load', None,
            'lowest load per direction, frames/s (default: 0.1 % of the '
-           'highest)', 'float', parse=_number(float), low=0,
-           low_open=True, optional=True, metavar='FPS'),
+           'highest)', 'float', parse=_number(float), conf='min_load_fps',
+           from_conf=_plain, to_conf=_plain, low=0, low_open=True,
+           optional=True, metavar='FPS'),
     Option('linear_steps', '--linear-steps', 100,
            'steps of the linear sweep', 'int', parse=_number(int), low=1,
            metavar='N'),

@@ -19,6 +19,7 @@ against a real Open vSwitch.
 """
 
 import os
+import re
 import shutil
 import subprocess
 import tempfile
@@ -26,6 +27,7 @@ import tempfile
 import testtools
 import yaml
 
+from epa_chain.measurement import options as campaign_options
 from epa_chain.tests import repo
 
 _REPO = repo.ROOT
@@ -34,6 +36,22 @@ _STANDINS = os.path.join(_REPO, 'epa_chain', 'tests', 'fixtures', 'devstack',
 _SAMPLE = os.path.join(_REPO, 'devstack', 'local.conf.sample')
 
 # Seed 000 section 8.2.1.
+_PLUGIN_CONFIG = os.path.join(_REPO, 'tempest_plugin',
+                              'epa_chain_tempest_plugin', 'config.py')
+
+
+def _plugin_option_names():
+    """[epa_chain] options of the Tempest plugin, read without Tempest.
+
+    The deployment ones declared in its config.py (every option there but
+    [service_available] epa_chain) and the campaign's table.
+    """
+    with open(_PLUGIN_CONFIG) as stream:
+        declared = re.findall(r"cfg\.\w+Opt\('(\w+)'", stream.read())
+    return ([name for name in declared if name != 'epa_chain'] +
+            list(campaign_options.conf_defaults()))
+
+
 _SEED_BRIDGE_MAPPINGS = 'physnet1:br-eth0,physnet2:br-eth1'
 _SEED_VLAN_RANGES = 'physnet1:1000:1010,physnet2:2000:2010'
 
@@ -325,6 +343,35 @@ class ShellLibraryTest(testtools.TestCase):
             'epa_chain', 'management_allowed_cidr'])
         self.assertEqual('0.0002', options[
             'epa_chain', 'hop_check_load_fraction'])
+
+    def test_the_short_campaign_is_the_gates_and_an_option_set_wins(self):
+        options = self.tempest_conf(EPA_CHAIN_TEMPEST_CAMPAIGN='short',
+                                    EPA_CHAIN_TEMPEST_TRIAL_DURATION='2',
+                                    EPA_CHAIN_TEMPEST_MAX_LOAD_FPS='700')
+        self.assertEqual(
+            {'chain_lengths': '1', 'frame_sizes': '64', 'repetitions': '1',
+             'trial_duration': '2', 'latency_duration': '5',
+             'max_load_fps': '700'},
+            {key: options['epa_chain', key] for key in (
+                'chain_lengths', 'frame_sizes', 'repetitions',
+                'trial_duration', 'latency_duration', 'max_load_fps')})
+        full = self.tempest_conf()
+        self.assertNotIn(('epa_chain', 'frame_sizes'), full)
+        self.assertIn('EPA_CHAIN_TEMPEST_CAMPAIGN', self.error(
+            'epa_chain_check_config', EPA_CHAIN_TEMPEST_CAMPAIGN='quick'))
+
+    def test_every_plugin_option_can_be_set_from_local_conf(self):
+        # Options epa_chain_configure_tempest writes from the deployment;
+        # every other [epa_chain] option passes through from
+        # EPA_CHAIN_TEMPEST_<OPTION>.
+        from_deployment = {'template_dir', 'vnf_image', 'generator_image',
+                           'management_network', 'management_allowed_cidr',
+                           'vnf_flavor', 'generator_flavor', 'segments'}
+        listed = set(self.output(
+            'echo $EPA_CHAIN_TEMPEST_PASSTHROUGH_OPTIONS').split())
+        plugin_options = set(_plugin_option_names())
+        self.assertEqual(set(), listed - plugin_options)
+        self.assertEqual(set(), plugin_options - listed - from_deployment)
 
     # ---- images -------------------------------------------------------------
 
