@@ -14,7 +14,8 @@
 
 One directory per run, <results_dir>/<UTC time>-<N>vnf-<direction>/,
 holding per frame size and flow count a JSON document (the versioned
-schema of epa_chain.measurement), its text tables and a .partial/
+schema of epa_chain.measurement), its text tables, its plots (PNG, in
+<stem>-plots/) and a .partial/
 directory the campaign saves to as it goes, plus tables.txt with every
 table of the run: a long run keeps what it measured when a later frame
 size fails.
@@ -25,6 +26,7 @@ import os
 import re
 
 from epa_chain.measurement import campaign
+from epa_chain.measurement import plots
 from epa_chain.measurement import report
 
 TABLES_FILE = 'tables.txt'
@@ -61,8 +63,16 @@ def partial_directory(run_directory_path, stem):
     return path
 
 
+def plot_directory(directory, stem):
+    return os.path.join(directory, stem + '-plots')
+
+
 def write(directory, stem, document):
-    """Write the JSON document and its tables; return both paths."""
+    """Write the JSON document, its tables and its plots.
+
+    Plots are PNG files in <stem>-plots/. Returns every path, the JSON
+    first.
+    """
     json_path = os.path.join(directory, stem + '.json')
     campaign.write_json(document, json_path)
     tables = report.render_tables(document)
@@ -71,4 +81,6 @@ def write(directory, stem, document):
         f.write(tables)
     with open(os.path.join(directory, TABLES_FILE), 'a') as f:
         f.write('== %s ==\n%s\n' % (stem, tables.rstrip('\n')))
-    return json_path, tables_path
+    # Last: the JSON and the tables are kept even if a plot fails.
+    plot_paths = plots.render(document, plot_directory(directory, stem))
+    return [json_path, tables_path] + plot_paths

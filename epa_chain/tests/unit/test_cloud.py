@@ -862,6 +862,14 @@ class BenchmarkFlowTest(testtools.TestCase):
             self.assertGreater(ndr, ndr_fps * (1 - 2 * 0.005))
             self.assertIsNotNone(case['latency'])
             self.assertTrue(os.path.isfile(path[:-5] + '.txt'))
+            # Throughput and latency plots beside the tables.
+            plot_dir = path[:-5] + '-plots'
+            plotted = sorted(os.listdir(plot_dir))
+            self.assertEqual(2, len(plotted), plotted)
+            self.assertTrue(plotted[0].startswith('latency-'), plotted)
+            self.assertEqual('throughput.png', plotted[1])
+            self.assertIn(os.path.join(plot_dir, 'throughput.png'),
+                          written)
         with open(os.path.join(run_dir, 'tables.txt')) as f:
             self.assertEqual(4, f.read().count('== '))
         # The stack is deleted by the registered cleanup, and waited for.
