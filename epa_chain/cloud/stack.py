@@ -285,6 +285,22 @@ class StackService:
                 stack_id, attempt, timeout, status, reason,
                 self._failed_resources(stack_id), STACK_TAG, stack_id))
 
+    def _tagged_stacks(self):
+        """The benchmark's stacks, of every project where Heat allows."""
+        try:
+            # global_tenant: with dynamic credentials the earlier run's
+            # project is another one (listing them all needs admin).
+            return self.heat.stacks.list(tags=STACK_TAG, global_tenant=True)
+        except heat_exc.HTTPForbidden:
+            # Heat's default policy denies stacks:global_index to everyone.
+            LOG.warning(
+                'Heat\'s policy denies stacks:global_index (its default): '
+                'stacks earlier runs left in other projects are not found. '
+                'Allow it to admins ("stacks:global_index": '
+                '"rule:context_is_admin" in Heat\'s policy.yaml); looking '
+                'in this project only')
+            return self.heat.stacks.list(tags=STACK_TAG)
+
     def release_segments(self, segments, timeout):
         """Clear stacks of earlier runs off `segments` before creating.
 
@@ -302,10 +318,7 @@ class StackService:
         if not wanted:
             return released
         try:
-            # global_tenant: with dynamic credentials the earlier run's
-            # project is another one (listing them all needs admin).
-            leftovers = self.heat.stacks.list(tags=STACK_TAG,
-                                              global_tenant=True)
+            leftovers = self._tagged_stacks()
         except heat_exc.HTTPException as exc:
             LOG.warning('Leftover stacks not listed (%s); creating anyway',
                         exc)

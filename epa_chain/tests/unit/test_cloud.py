@@ -149,6 +149,8 @@ class FakeHeatClient:
         self.leftovers = {stack_id: values
                           for stack_id, *values in leftovers}
         self.scripts = {'create': list(create), 'delete': list(delete)}
+        # Heat's default policy: stacks:global_index denied to everyone.
+        self.deny_global_index = False
         self.phase = 'create'
         self.outputs = list(outputs)
         self.resource_list = list(resources)
@@ -170,6 +172,9 @@ class FakeStacks:
 
     def list(self, **kwargs):
         self.heat.calls.append(('list', kwargs))
+        if kwargs.get('global_tenant') and self.heat.deny_global_index:
+            raise heat_exc.HTTPForbidden(
+                'You are not authorized to use stacks:global_index.')
         return [mock.Mock(id=stack_id, stack_name=values[0])
                 for stack_id, values in self.heat.leftovers.items()]
 
@@ -400,6 +405,23 @@ class StackServiceTest(testtools.TestCase):
                          listed[1])
         self.assertEqual([('delete', 'old-1'), ('delete', 'old-3')],
                          [c for c in heat.calls if c[0] == 'delete'])
+
+    def test_a_policy_denying_the_global_list_falls_back_to_the_project(self):
+        # Heat's default policy denies stacks:global_index to everyone.
+        mine = {'vnf_count': '1', 'net0_physical_network': 'physnet1',
+                'net0_vlan': '1001'}
+        heat = FakeHeatClient(leftovers=[
+            ('old-1', 'epa-chain-1vnf-x', 'DELETE_FAILED', mine)])
+        heat.deny_global_index = True
+        logged = self.useFixture(fixtures.FakeLogger())
+        released = self.service(heat).release_segments(
+            {('physnet1', 1001)}, 60)
+        self.assertEqual(['old-1'], released)
+        self.assertEqual(
+            [{'tags': stack.STACK_TAG, 'global_tenant': True},
+             {'tags': stack.STACK_TAG}],
+            [c[1] for c in heat.calls if c[0] == 'list'])
+        self.assertIn('rule:context_is_admin', logged.output)
 
     def test_a_healthy_stack_on_the_segments_is_not_touched(self):
         # Maybe another run's (two gates on one cloud): refuse, name it.

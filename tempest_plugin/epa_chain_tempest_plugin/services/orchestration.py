@@ -71,6 +71,9 @@ def _heat_error(exc):
     """tempest.lib's exception as the heatclient one StackService knows."""
     if isinstance(exc, lib_exc.NotFound):
         return heat_exc.HTTPNotFound(str(exc))
+    if isinstance(exc, lib_exc.Forbidden):
+        # e.g. stacks:global_index, which Heat's policy denies by default.
+        return heat_exc.HTTPForbidden(str(exc))
     return heat_exc.HTTPException(str(exc))
 
 

@@ -8,6 +8,7 @@
 # epa_chain_configure_neutron / epa_chain_configure_nova write it.
 
 DB_NAMES=(keystone glance placement nova_api nova nova_cell0 neutron heat)
+HEAT_POLICY_FILE=/etc/heat/policy.d/epa-chain.yaml
 # Configuration files `up` edits (saved before, restored by `down`).
 CONFIG_FILES=(
     /etc/keystone/keystone.conf /etc/keystone/keystone-uwsgi.ini
@@ -17,7 +18,7 @@ CONFIG_FILES=(
     /etc/neutron/neutron.conf /etc/neutron/neutron-api-uwsgi.ini
     /etc/neutron/plugins/ml2/ml2_conf.ini
     /etc/neutron/plugins/ml2/openvswitch_agent.ini
-    /etc/heat/heat.conf /etc/heat/heat-api-uwsgi.ini
+    /etc/heat/heat.conf /etc/heat/heat-api-uwsgi.ini "$HEAT_POLICY_FILE"
     /etc/libvirt/qemu.conf /etc/libvirt/libvirtd.conf
 )
 
@@ -351,5 +352,12 @@ function configure_heat {
     iniset "$conf" clients_keystone auth_uri "http://$CLOUD_HOST:5000"
     iniset "$conf" heat_api workers 1
     uwsgi_workers /etc/heat/heat-api-uwsgi.ini 1 1
+    # Heat's default denies stacks:global_index to everyone; the Tempest
+    # scenarios list stacks of every project as admin to find one an
+    # earlier run could not delete (it still holds its VLANs).
+    cat > "$HEAT_POLICY_FILE" <<EOT
+# Written by tools/single-host-cloud (removed by down).
+"stacks:global_index": "rule:context_is_admin"
+EOT
     manage heat "heat-manage db_sync"
 }

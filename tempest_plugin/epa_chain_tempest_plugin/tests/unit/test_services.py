@@ -108,10 +108,14 @@ class OrchestrationClientTest(testtools.TestCase):
 
     def test_errors_are_heatclients(self):
         self.answer((404, {'error': 'not found'}),
-                    (409, {'error': 'in progress'}))
+                    (409, {'error': 'in progress'}),
+                    (403, {'error': 'stacks:global_index'}))
         self.assertRaises(heat_exc.HTTPNotFound, self.heat.stacks.get, 'x')
         self.assertRaises(heat_exc.HTTPException, self.heat.stacks.delete,
                           'x')
+        # StackService falls back to its own project on a policy refusal.
+        self.assertRaises(heat_exc.HTTPForbidden, self.heat.stacks.list,
+                          global_tenant=True)
 
     def test_endpoint_filters(self):
         self.assertEqual('internalURL', self.client.filters['endpoint_type'])
