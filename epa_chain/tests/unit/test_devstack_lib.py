@@ -477,6 +477,15 @@ class ShellLibraryTest(testtools.TestCase):
             variables['tempest_test_regex'])
         self.assertEqual('openvswitch', localrc['Q_AGENT'])
         self.assertIn('physnet1', localrc['ML2_VLAN_RANGES'])
+        # The campaign comes from devstack/settings, as for the single-host
+        # tool, not from values repeated here.
+        self.assertEqual('short', localrc['EPA_CHAIN_TEMPEST_CAMPAIGN'])
+        self.assertEqual([], [name for name in localrc if name in (
+            'EPA_CHAIN_TEMPEST_FRAME_SIZES', 'EPA_CHAIN_TEMPEST_CHAIN_LENGTHS',
+            'EPA_CHAIN_TEMPEST_TRIAL_DURATION')])
+        with open(os.path.join(_REPO, 'tools', 'lib', 'single-host-cloud',
+                               'tempest.bash')) as f:
+            self.assertIn('EPA_CHAIN_TEMPEST_CAMPAIGN:-short', f.read())
 
     def test_shellcheck(self):
         if not shutil.which('shellcheck'):

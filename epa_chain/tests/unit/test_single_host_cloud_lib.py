@@ -106,7 +106,8 @@ class CommandLineTest(unittest.TestCase):
         done = subprocess.run([TOOL, 'sideways'], capture_output=True,
                               text=True)
         self.assertEqual(1, done.returncode)
-        self.assertIn("unknown action 'sideways'", done.stderr)
+        self.assertIn("unknown action 'sideways': up, down, status or "
+                      "tempest", done.stderr)
         done = subprocess.run([TOOL, 'up', '--colour'], capture_output=True,
                               text=True)
         self.assertIn('unknown argument: --colour', done.stderr)
@@ -115,6 +116,6 @@ class CommandLineTest(unittest.TestCase):
         done = subprocess.run([TOOL, '--help'], capture_output=True,
                               text=True)
         self.assertEqual(0, done.returncode)
-        for word in ('up', 'down', 'status', '--devstack-source',
-                     '--vnf-image'):
+        for word in ('up', 'down', 'status', 'tempest DIR',
+                     '--devstack-source', '--vnf-image'):
             self.assertIn(word, done.stdout)

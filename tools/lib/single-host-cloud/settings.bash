@@ -54,6 +54,10 @@ EPA_CHAIN_NO_NIC_FALLBACK=True
 if (( $(nproc --all) < 4 )); then
     NOVA_CPU_DEDICATED_SET=${EPA_CHAIN_CLOUD_CPU_DEDICATED_SET:-none}
     NOVA_CPU_SHARED_SET=${EPA_CHAIN_CLOUD_CPU_SHARED_SET:-0-$(( $(nproc --all) - 1 ))}
+    # The flavors Tempest's scenarios boot (`tempest`): shared CPUs and 2
+    # vCPUs per guest, as templates/environments/small-host.yaml.
+    EPA_CHAIN_FLAVOR_PROPERTIES="hw:cpu_policy=shared hw:mem_page_size=large hw:numa_nodes=1"
+    EPA_CHAIN_GENERATOR_FLAVOR_VCPUS=2
 else
     NOVA_CPU_DEDICATED_SET=${EPA_CHAIN_CLOUD_CPU_DEDICATED_SET:-auto}
     NOVA_CPU_SHARED_SET=${EPA_CHAIN_CLOUD_CPU_SHARED_SET:-auto}
@@ -67,6 +71,8 @@ Q_PLUGIN_CONF_FILE=etc/neutron/plugins/ml2/ml2_conf.ini
 EPA_CHAIN_OVS_AGENT_CONF_FILE=/etc/neutron/plugins/ml2/openvswitch_agent.ini
 NOVA_CONF=/etc/nova/nova.conf
 EPA_CHAIN_OS_CLOUD=$CLOUD_NAME
+# Tempest's scenarios boot flavors the plugin makes (`tempest`), 2 GiB each.
+EPA_CHAIN_CREATE_FLAVORS=True
 # Images: the files given, else (--build-images) vnf_images/.
 EPA_CHAIN_IMAGE_DIR=$CLOUD_STATE/images
 NO_UPDATE_REPOS=True

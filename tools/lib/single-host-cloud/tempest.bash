@@ -1,0 +1,97 @@
+# shellcheck shell=bash
+# shellcheck disable=SC2034  # read by the devstack plugin's functions
+#
+# A Tempest workspace for this cloud. Tempest's own options (Keystone, the
+# admin account for dynamic credentials) are written here; every
+# [epa_chain] option comes from the devstack plugin's
+# epa_chain_configure_tempest, the code the gate job runs, with the gate's
+# short campaign (devstack/settings) and this host's facts.
+
+# The host's facts for the scenarios. Under QEMU/TCG the in-stack
+# generator, on one emulated core, offers about 1,450 frames/s at most (a
+# trial asking 1,488 got 1,447): the search's ceiling and the hop check
+# stay well below that, both directions of a bidirectional trial
+# included, and the results record both.
+function tempest_host_options {
+    EPA_CHAIN_TEMPEST_SERVICE_AVAILABLE=True
+    EPA_CHAIN_TEMPEST_CAMPAIGN=${EPA_CHAIN_TEMPEST_CAMPAIGN:-short}
+    EPA_CHAIN_TEMPEST_MANAGEMENT_NETWORK=$MANAGEMENT_NETWORK
+    # Tempest runs on this host, at MANAGEMENT_HOST_ADDRESS.
+    EPA_CHAIN_TEMPEST_MANAGEMENT_ALLOWED_CIDR=$MANAGEMENT_CIDR
+    EPA_CHAIN_TEMPEST_RESULTS_DIR=${EPA_CHAIN_TEMPEST_RESULTS_DIR:-$TEMPEST_WORKSPACE/results}
+    EPA_CHAIN_TEMPEST_STACK_CREATE_TIMEOUT=${EPA_CHAIN_TEMPEST_STACK_CREATE_TIMEOUT:-600}
+    EPA_CHAIN_TEMPEST_STACK_DELETE_TIMEOUT=${EPA_CHAIN_TEMPEST_STACK_DELETE_TIMEOUT:-300}
+    if [[ $(state_recall virt-type 2>/dev/null) == qemu ]]; then
+        # Two guests boot in about 5 minutes under TCG.
+        EPA_CHAIN_TEMPEST_VNF_READY_TIMEOUT=${EPA_CHAIN_TEMPEST_VNF_READY_TIMEOUT:-900}
+        # Per direction; a bidirectional trial offers twice this.
+        EPA_CHAIN_TEMPEST_MAX_LOAD_FPS=${EPA_CHAIN_TEMPEST_MAX_LOAD_FPS:-500}
+        # 0.003 % of 10 GbE at 64 bytes: 446 frames/s, one direction at a
+        # time.
+        EPA_CHAIN_TEMPEST_HOP_CHECK_LOAD_FRACTION=${EPA_CHAIN_TEMPEST_HOP_CHECK_LOAD_FRACTION:-0.00003}
+    fi
+}
+
+# tempest_base_options CONF - Tempest's own sections for this cloud.
+function tempest_base_options {
+    local conf=$1
+    iniset "$conf" identity uri_v3 "$KEYSTONE_URL"
+    iniset "$conf" identity auth_version v3
+    iniset "$conf" identity region "$CLOUD_REGION"
+    iniset "$conf" identity-feature-enabled api_v2 False
+    # Dynamic credentials: Tempest makes an admin project and user per
+    # class with this account, and removes them after.
+    iniset "$conf" auth use_dynamic_credentials True
+    iniset "$conf" auth admin_username admin
+    iniset "$conf" auth admin_password "$CLOUD_PASSWORD"
+    iniset "$conf" auth admin_project_name admin
+    iniset "$conf" auth admin_domain_name Default
+    # The scenarios bring their own networks (provider VLANs, management).
+    iniset "$conf" auth create_isolated_networks False
+    iniset "$conf" compute-feature-enabled console_output True
+    local service
+    for service in cinder swift; do
+        iniset "$conf" service_available "$service" False
+    done
+    iniset "$conf" service_available neutron True
+    iniset "$conf" service_available nova True
+    iniset "$conf" service_available glance True
+    iniset "$conf" oslo_concurrency lock_path "$TEMPEST_WORKSPACE/lock"
+}
+
+# cloud_tempest - create (or update) the workspace TEMPEST_WORKSPACE and
+# the small EPA flavors its scenarios use.
+function cloud_tempest {
+    [[ -n ${TEMPEST_WORKSPACE:-} ]] || cloud_die "tempest needs a workspace" \
+        "directory: $(basename "$0") tempest DIR"
+    [[ -d $CLOUD_STATE/records ]] || cloud_die "no cloud on this host: run" \
+        "'$(basename "$0") up' first"
+    command -v tempest > /dev/null || cloud_die "no tempest command: install" \
+        "Tempest with the plugin, pip install '${EPA_CHAIN_DIR}[validation]'" \
+        "'$EPA_CHAIN_DIR/tempest_plugin'"
+    TEMPEST_WORKSPACE=$(mkdir -p "$TEMPEST_WORKSPACE" && cd "$TEMPEST_WORKSPACE" && pwd)
+    # Before the plugin's settings: EPA_CHAIN_TEMPEST_CAMPAIGN=short selects
+    # the gate's campaign there.
+    tempest_host_options
+    state_load_plugin
+    local role name
+    for role in VNF GENERATOR; do
+        name=EPA_CHAIN_${role}_IMAGE_NAME
+        os_openstack image show "${!name}" > /dev/null 2>&1 || cloud_die \
+            "image ${!name} is not in Glance: run '$(basename "$0") up" \
+            "--vnf-image FILE' (or --build-images) first"
+    done
+    if [[ ! -f $TEMPEST_WORKSPACE/.stestr.conf ]]; then
+        # --name: one workspace entry per directory in ~/.tempest.
+        tempest init --name "epa-chain-$(md5sum <<< "$TEMPEST_WORKSPACE" | cut -c1-8)" \
+            "$TEMPEST_WORKSPACE" > /dev/null
+    fi
+    TEMPEST_CONFIG=$TEMPEST_WORKSPACE/etc/tempest.conf
+    tempest_base_options "$TEMPEST_CONFIG"
+    epa_chain_check_config
+    epa_chain_create_flavors > /dev/null
+    epa_chain_configure_tempest
+    echo "Tempest workspace: $TEMPEST_WORKSPACE ($TEMPEST_CONFIG)"
+    echo "run: cd $TEMPEST_WORKSPACE && tempest run --serial" \
+        "--regex 'epa_chain_tempest_plugin.tests.scenario.*1vnf'"
+}
