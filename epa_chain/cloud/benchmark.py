@@ -44,10 +44,11 @@ class BenchmarkError(RuntimeError):
     """The stack is up but cannot be measured (e.g. no generator)."""
 
 
-def prox_generator(endpoint):
+def prox_generator(endpoint, rate_tolerance=0.01):
     """The PROX generator behind the stack's generator_control_endpoint."""
     return generators.create('prox', host=endpoint['host'],
-                             port=int(endpoint['port']))
+                             port=int(endpoint['port']),
+                             rate_tolerance=rate_tolerance)
 
 
 # Stands for the partial-results directory while plans are only checked
@@ -76,11 +77,12 @@ class ChainBenchmark:
     stacks: a stack.StackService; compute: server_name(id),
     server_status(id) and console_output(id) (the Tempest plugin's
     services/clients.py TempestCompute); generator_factory(endpoint) ->
-    an epa_chain Generator.
+    an epa_chain Generator (default: PROX, with the options' rate
+    tolerance).
     """
 
     def __init__(self, options, stacks, compute, add_cleanup,
-                 generator_factory=prox_generator, ready_interval=10.0,
+                 generator_factory=None, ready_interval=10.0,
                  clock=time.monotonic, sleep=time.sleep, budget=None):
         self.options = options
         # The test's timeout (budget.Budget); unlimited without one.
@@ -88,7 +90,9 @@ class ChainBenchmark:
         self.stacks = stacks
         self.compute = compute
         self.add_cleanup = add_cleanup
-        self.generator_factory = generator_factory
+        self.generator_factory = generator_factory or functools.partial(
+            prox_generator,
+            rate_tolerance=options.generator_rate_tolerance)
         self.ready_interval = ready_interval
         self.clock = clock
         self.sleep = sleep

@@ -153,6 +153,9 @@ class ChainOptions:
     vnf_ready_timeout: int = 600
     stack_delete_timeout: int = 600
     generator_control_port: int = 8474
+    # How far the offered rate may miss the asked one (the PROX generator's
+    # rate_tolerance; the results' generator section records it).
+    generator_rate_tolerance: float = 0.01
     # The hop check (hop_check.py): the seeds' 1 % of line rate, 1 % loss.
     hop_check_load_fraction: float = 0.01
     hop_check_max_loss_ratio: float = 0.01

@@ -246,6 +246,15 @@ EpaChainGroup = [
                 help='TCP port of the generator\'s PROX control socket '
                      '(no authentication: the stack admits only '
                      'management clients).'),
+    cfg.FloatOpt('generator_rate_tolerance',
+                 default=0.01,
+                 min=0, max=0.5,
+                 help='How far the rate the generator offered may be from '
+                      'the one asked before the trial is an error rather '
+                      'than a measurement (relative). 1 % on a dedicated '
+                      'generator; raise it where the generator shares its '
+                      'CPUs (guests under QEMU/TCG pace by a few percent '
+                      'off). The results record the value used.'),
 ]
 
 

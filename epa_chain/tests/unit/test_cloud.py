@@ -1051,6 +1051,17 @@ class BenchmarkFlowTest(testtools.TestCase):
         self.assertEqual('prox', generator.name)
         self.assertEqual(('192.0.2.7', 9000), (generator.host,
                                                generator.port))
+        self.assertEqual(0.01, generator.rate_tolerance)
+
+    def test_the_rate_tolerance_option_reaches_the_generator(self):
+        options = dataclasses.replace(self.options,
+                                      generator_rate_tolerance=0.1)
+        run = self.benchmark.ChainBenchmark(options, None, None, None)
+        generator = run.generator_factory(
+            {'host': '192.0.2.7', 'port': '9000'})
+        self.addCleanup(generator.close)
+        self.assertEqual(0.1, generator.rate_tolerance)
+        self.assertEqual(0.1, generator.describe()['rate_tolerance'])
 
     def test_refused_option_fails_before_any_stack(self):
         self.options = dataclasses.replace(self.options,

@@ -11,7 +11,8 @@
 # generator, on one emulated core, offers about 1,450 frames/s at most (a
 # trial asking 1,488 got 1,447): the search's ceiling and the hop check
 # stay well below that, both directions of a bidirectional trial
-# included, and the results record both.
+# included, and the rate tolerance allows its uneven pacing; the results
+# record all three.
 function tempest_host_options {
     EPA_CHAIN_TEMPEST_SERVICE_AVAILABLE=True
     EPA_CHAIN_TEMPEST_CAMPAIGN=${EPA_CHAIN_TEMPEST_CAMPAIGN:-short}
@@ -26,6 +27,10 @@ function tempest_host_options {
         EPA_CHAIN_TEMPEST_VNF_READY_TIMEOUT=${EPA_CHAIN_TEMPEST_VNF_READY_TIMEOUT:-900}
         # Per direction; a bidirectional trial offers twice this.
         EPA_CHAIN_TEMPEST_MAX_LOAD_FPS=${EPA_CHAIN_TEMPEST_MAX_LOAD_FPS:-500}
+        # A guest sharing 2 host CPUs with OVS's PMD and another guest
+        # paces by a few percent off over a trial (532 and 959 frames/s
+        # offered for 500 and 1,000 asked, over 4 s).
+        EPA_CHAIN_TEMPEST_GENERATOR_RATE_TOLERANCE=${EPA_CHAIN_TEMPEST_GENERATOR_RATE_TOLERANCE:-0.1}
         # 0.003 % of 10 GbE at 64 bytes: 446 frames/s, one direction at a
         # time.
         EPA_CHAIN_TEMPEST_HOP_CHECK_LOAD_FRACTION=${EPA_CHAIN_TEMPEST_HOP_CHECK_LOAD_FRACTION:-0.00003}
