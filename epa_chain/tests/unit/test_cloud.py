@@ -901,6 +901,19 @@ class BenchmarkFlowTest(testtools.TestCase):
         self.assertIn(('delete', 'stack-id-1'), self.heat.calls)
         self.assertEqual(('get', 'stack-id-1'), self.heat.calls[-1])
 
+    def test_the_search_ceiling_reaches_the_campaign_and_the_results(self):
+        self.options = dataclasses.replace(
+            self.options, max_load_fps=500.0,
+            frame_sizes=(trial.FrameSize(size=64),), flow_counts=(1,))
+        written = self.chain_benchmark().run('s', 1, 'unidirectional')
+        with open(written[0]) as stream:
+            (case,) = json.load(stream)['cases']
+        self.assertEqual(500.0, case['max_load_fps'])
+        # After the hop check (its own load), no trial offers more.
+        hop_check, *searched = self.generator.specs
+        self.assertTrue(searched)
+        self.assertLessEqual(max(s.load_fps for s in searched), 500.0)
+
     def test_hop_check_options_reach_the_check_and_the_results(self):
         self.record_campaigns()
         self.options = dataclasses.replace(

@@ -84,7 +84,8 @@ class DefaultsAgreeTest(testtools.TestCase):
         self.assertEqual(
             {'frame_sizes', 'flow_counts', 'search_method', 'trial_duration',
              'ndr_loss_ratio', 'pdr_loss_ratio', 'search_resolution',
-             'repetitions', 'latency_load_fraction', 'latency_duration',
+             'repetitions', 'max_load_fps', 'min_load_fps',
+             'latency_load_fraction', 'latency_duration',
              'latency_soak_duration'}, offered)
         for name in offered:
             self.assertEqual(options.conf_defaults()[name],

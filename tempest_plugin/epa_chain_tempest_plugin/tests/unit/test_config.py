@@ -53,6 +53,8 @@ EXPECTED_OPTIONS = {
     'search_method': (cfg.StrOpt, 'mlrsearch'),
     'search_resolution': (cfg.FloatOpt, 0.005),
     'repetitions': (cfg.IntOpt, 3),
+    'max_load_fps': (cfg.FloatOpt, None),
+    'min_load_fps': (cfg.FloatOpt, None),
     'ndr_loss_ratio': (cfg.FloatOpt, 0.0),
     'pdr_loss_ratio': (cfg.FloatOpt, 0.005),
     'latency_load_fraction': (cfg.FloatOpt, 0.9),
@@ -69,6 +71,7 @@ EXPECTED_OPTIONS = {
     'heat_endpoint_type': (cfg.StrOpt, 'publicURL'),
     'heat_region': (cfg.StrOpt, ''),
     'generator_control_port': (cfg.PortOpt, 8474),
+    'generator_rate_tolerance': (cfg.FloatOpt, 0.01),
 }
 # Read by the plugin itself (the Heat client, the test timeout), not by
 # epa_chain.cloud.options.ChainOptions.
@@ -125,6 +128,7 @@ class OptionsTest(testtools.TestCase):
                             ('hop_check_load_fraction', 1.5),
                             ('hop_check_max_loss_ratio', 1.0),
                             ('timeout_scaling_factor', 0),
+                            ('generator_rate_tolerance', 0.6),
                             ('heat_endpoint_type', 'private')):
             self.assertRaises(ValueError, conf.set_override, name, value,
                               'epa_chain')
