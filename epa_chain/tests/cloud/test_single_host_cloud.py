@@ -304,11 +304,14 @@ class SingleHostCloudTest(unittest.TestCase):
         """tempest run of the 1-VNF scenarios in the tool's workspace."""
         base = os.environ.get('TMPDIR', '/tmp')
         workspace = os.path.join(base, 'epa-chain-tempest')
-        shutil.rmtree(workspace, ignore_errors=True)
-        # Tempest registers workspaces in ~/.tempest: a HOME of the test's.
-        env = dict(os.environ, HOME=os.path.join(base, 'tempest-home'),
+        # Tempest registers workspaces in ~/.tempest: a HOME of the test's,
+        # fresh like the workspace (an earlier run may have left both).
+        home = os.path.join(base, 'epa-chain-tempest-home')
+        for path in (workspace, home):
+            shutil.rmtree(path, ignore_errors=True)
+        os.makedirs(home)
+        env = dict(os.environ, HOME=home,
                    OS_TEST_TIMEOUT=str(TEMPEST_TEST_TIMEOUT))
-        os.makedirs(env['HOME'], exist_ok=True)
         done = subprocess.run([TOOL, 'tempest', workspace], env=env,
                               stdout=subprocess.PIPE,
                               stderr=subprocess.STDOUT, text=True)

@@ -87,9 +87,15 @@ function cloud_tempest {
             "--vnf-image FILE' (or --build-images) first"
     done
     if [[ ! -f $TEMPEST_WORKSPACE/.stestr.conf ]]; then
-        # --name: one workspace entry per directory in ~/.tempest.
-        tempest init --name "epa-chain-$(md5sum <<< "$TEMPEST_WORKSPACE" | cut -c1-8)" \
-            "$TEMPEST_WORKSPACE" > /dev/null
+        # --name: one workspace entry per directory in ~/.tempest. A
+        # directory removed by hand stays registered, and init refuses
+        # a registered name: forget it first (the directory is new).
+        name=epa-chain-$(md5sum <<< "$TEMPEST_WORKSPACE" | cut -c1-8)
+        tempest workspace remove --name "$name" > /dev/null 2>&1 || true
+        tempest init --name "$name" "$TEMPEST_WORKSPACE" \
+            > "$CLOUD_STATE/run/tempest-init.out" 2>&1 || cloud_die \
+            "tempest init $TEMPEST_WORKSPACE failed:" \
+            "$(tail -n 5 "$CLOUD_STATE/run/tempest-init.out")"
     fi
     TEMPEST_CONFIG=$TEMPEST_WORKSPACE/etc/tempest.conf
     tempest_base_options "$TEMPEST_CONFIG"
