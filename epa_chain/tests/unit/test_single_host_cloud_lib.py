@@ -99,6 +99,25 @@ class StateTest(unittest.TestCase):
                          done.stdout.splitlines())
         self.assertIn('as its systemd unit would', done.stderr)
 
+    def test_down_starts_mariadb_again_to_drop_its_databases(self):
+        # A run cut off before its down lost MariaDB, not its databases.
+        script = (
+            'CLOUD_HOST=127.0.0.1; source %s/openstack.bash; '
+            'source %s/lifecycle.bash; '
+            'service_pid() { [[ -e %s/running ]]; }; '
+            'service_start() { echo "start $1"; touch %s/running; }; '
+            'mysql() { echo "sql ${2%%%%;*}"; }; '
+            % (LIB, LIB, self.tmp, self.tmp))
+        done = self.bash(script + 'state_record db-nova created; '
+                         '_drop_databases; state_recall db-nova || echo gone')
+        self.assertEqual(0, done.returncode, done.stderr)
+        self.assertEqual(['start mariadb', 'sql DROP DATABASE IF EXISTS nova',
+                          'gone'], done.stdout.splitlines())
+        # Nothing recorded: nothing to start.
+        os.remove(os.path.join(self.tmp, 'running'))
+        done = self.bash(script + '_drop_databases; echo done')
+        self.assertEqual(['done'], done.stdout.splitlines(), done.stderr)
+
 
 class CommandLineTest(unittest.TestCase):
 

@@ -276,6 +276,19 @@ function _destroy_guests {
     done
 }
 
+# The databases `up` created. A run cut off before its `down` may have lost
+# MariaDB but not its databases: MariaDB is started again for the drop, so
+# that a later `up` begins with empty databases.
+function _drop_databases {
+    if ! service_pid mariadb > /dev/null &&
+            compgen -G "$CLOUD_STATE/records/db-*" > /dev/null; then
+        service_start mariadb
+    fi
+    if service_pid mariadb > /dev/null; then
+        os_drop_databases
+    fi
+}
+
 function cloud_down {
     local service started=() i alternative pages
     if [[ ! -d $CLOUD_STATE/records ]]; then
@@ -286,9 +299,7 @@ function cloud_down {
     _destroy_guests
     mapfile -t started < <(cat "$CLOUD_STATE/records/started" 2>/dev/null || true)
     # Databases and the queue's user go while their servers still run.
-    if service_pid mariadb > /dev/null; then
-        os_drop_databases
-    fi
+    _drop_databases
     if service_pid rabbitmq-server > /dev/null; then
         rabbitmqctl delete_user openstack > /dev/null 2>&1 || true
     fi
