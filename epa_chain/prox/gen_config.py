@@ -83,6 +83,11 @@ MAX_LATENCY_BUCKET_SHIFT = 30
 ETHERNET_OVERHEAD = 18  # header and FCS: frame size = MTU + 18
 SIGNATURE = 0x98765432
 LAT_POS, ACCURACY_POS, PACKET_ID_POS, SIGNATURE_POS = 42, 46, 50, 56
+# With `accuracy pos`, a gen task writes frame N's transmit accuracy into
+# frame N + 8192 and the lat task times frame N only once that one has
+# arrived (handle_lat.h ACCURACY_WINDOW): the last 8192 frames of a trial
+# are never timed.
+ACCURACY_WINDOW_FRAMES = 8192
 TEMPLATE_SIZE = 60
 ADDRESSES = {'forward': ('198.18.0.1', '198.19.0.1'),
              'reverse': ('198.19.0.1', '198.18.0.1')}

@@ -37,7 +37,11 @@ A trial, on the layout of epa_chain.prox.gen_config:
    samples a lat task kept from the previous trial;
 5. after `duration_s` each gen task's speed goes to 0; the lat tasks keep
    receiving until two counter refreshes in a row show no change (the
-   frames in flight have arrived), then the final counters are read.
+   frames in flight have arrived), then the final counters are read. A
+   latency trial sends gen_config.ACCURACY_WINDOW_FRAMES frames longer:
+   PROX times a frame only once the frame that many after it has
+   arrived, so without them a trial of fewer frames would time none, and
+   with them every frame of the asked duration is timed.
 
 Offered rate: the gen task's counter between two refreshes taken while it
 was sending (TSC time from PROX); trials too short for two refreshes fall
@@ -395,13 +399,22 @@ class ProxGenerator(trial.Generator):
             self._imix_tasks.discard(key)
         c.frame_size(gen.core, gen.task, frame.size, max_frame_bytes=limit)
 
+    @staticmethod
+    def sending_s(spec):
+        """How long the gen tasks send in the trial `spec`."""
+        if not spec.measure_latency:
+            return spec.duration_s
+        return spec.duration_s + (gen_config.ACCURACY_WINDOW_FRAMES /
+                                  float(spec.load_fps))
+
     def _send_for(self, spec, directions, watch):
         self._start_pacing(spec, directions)
         running = list(directions)
+        sending_s = self.sending_s(spec)
         while running:
             now = self._clock()
             for d in list(running):
-                if now >= d.started + spec.duration_s:
+                if now >= d.started + sending_s:
                     # speed 0 stops the sending at once; the task itself
                     # runs on until the next trial's `stop all`
                     self.client.speed(d.layout.gen.core, d.layout.gen.task,
@@ -413,7 +426,7 @@ class ProxGenerator(trial.Generator):
                 break
             self._poll(spec, directions, watch, running=True)
             self._pace(spec, running)
-            due = min(d.started + spec.duration_s for d in running)
+            due = min(d.started + sending_s for d in running)
             pause = min(self._poll_s, due - self._clock())
             if pause > 0:
                 self._sleep(pause)
@@ -524,6 +537,14 @@ class ProxGenerator(trial.Generator):
         if frame.imix is not None:
             notes.append('IMIX cycle: %s' % ','.join(
                 map(str, traffic.imix_sequence(frame.imix))))
+        if spec.measure_latency:
+            notes.append(
+                'latency: sent %.3g s longer than the %g s asked (%d '
+                'frames): PROX times a frame once the frame %d after it '
+                'has arrived (its accuracy window)' % (
+                    self.sending_s(spec) - spec.duration_s, spec.duration_s,
+                    gen_config.ACCURACY_WINDOW_FRAMES,
+                    gen_config.ACCURACY_WINDOW_FRAMES))
         results, durations, tolerances = [], [], []
         for d in directions:
             final = d.snapshots[-1]

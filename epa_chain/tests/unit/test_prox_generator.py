@@ -27,6 +27,7 @@ import json
 import os
 import shutil
 import tempfile
+import time
 
 import testtools
 
@@ -257,6 +258,22 @@ class TestRecordedPhases(GeneratorTestCase):
         low, high, count = latency.histogram[-1]
         self.assertEqual(852000.0, high)  # overflow bucket up to the max
         self.assertEqual((0, 0), (latency.out_of_order, latency.duplicates))
+
+    def test_a_latency_trial_sends_the_accuracy_window_longer(self):
+        # PROX times frame N once frame N + 8192 has arrived: a 0.2 s trial
+        # at PHASE1_FPS would time none of its frames without the window.
+        window_s = gen_config.ACCURACY_WINDOW_FRAMES / PHASE1_FPS
+        self.assertGreater(window_s, 0.2)
+        generator, server = self.generator(ScriptedProx(PHASE1))
+        self.assertEqual(0.2, generator.sending_s(spec(PHASE1_FPS,
+                                                       latency=False)))
+        self.assertAlmostEqual(0.2 + window_s,
+                               generator.sending_s(spec(PHASE1_FPS)))
+        started = time.monotonic()
+        result = generator.run_trial(spec(PHASE1_FPS))
+        self.assertGreater(time.monotonic() - started, 0.2 + window_s)
+        self.assertIn('latency: sent %.3g s longer than the 0.2 s asked '
+                      '(8192 frames)' % window_s, ' '.join(result.notes))
 
     def test_latency_kept_from_before_the_trial_is_dropped(self):
         # Live PROX: a lat task hands its samples over only when frames
