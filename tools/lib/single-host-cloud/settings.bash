@@ -34,6 +34,12 @@ OVS_DPDK_MODE=controller_ovs_dpdk
 OVS_DATAPATH_TYPE=netdev
 OVS_CORE_MASK=0x1
 OVS_PMD_CORE_MASK=0x2
+# An idle PMD sleeps up to 1 ms (pmd-maxsleep) instead of spinning on one
+# of the 2 CPUs the guests need: measured under TCG, the PMD went from
+# 87-94 % of a CPU to 7 %, the in-stack generator from 873 frames/s
+# offered of 1,000 asked (and 20 % loss at 500) to 5,000 frames/s per
+# direction offered and forwarded without loss.
+OVS_PMD_MAXSLEEP=${OVS_PMD_MAXSLEEP:-1000}
 # No PCI device is DPDK's: the bridges' only ports are vhost-user and patch
 # ports.
 OVS_DPDK_EXTRA=--no-pci
