@@ -127,11 +127,15 @@ class TrialRecorder:
         if not self.progress:
             return
         tag_text = ' '.join('%s=%s' % item for item in sorted(tags.items()))
+        measured = record.get('measured_duration_s')
+        # A generator may send longer than asked (PROX's latency window).
+        sent = (' (sent %.3g s)' % measured if measured and
+                measured > record['duration_s'] * 1.2 else '')
         self.progress(
-            '%s: trial %d %s%s: %s fps/dir (%.2f %% line) for %g s: '
+            '%s: trial %d %s%s: %s fps/dir (%.2f %% line) for %g s%s: '
             'loss %.6f %%' % (
                 self.label, record['index'] + 1, record['phase'],
                 ' ' + tag_text if tag_text else '',
                 format(int(round(record['intended_fps'])), ','),
                 100.0 * record['intended_fps'] / self.line_rate_fps,
-                record['duration_s'], 100.0 * record['loss_ratio']))
+                record['duration_s'], sent, 100.0 * record['loss_ratio']))

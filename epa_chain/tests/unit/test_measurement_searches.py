@@ -182,3 +182,28 @@ class TestNoiseBrackets(testtools.TestCase):
         self.assertLess(statistics.median(worst), statistics.median(best))
         for low, high in zip(worst, best):
             self.assertLessEqual(low, high)
+
+
+class TestProgress(testtools.TestCase):
+
+    def test_a_trial_sent_longer_than_asked_says_so(self):
+        class LongerSender(trial.Generator):
+            name = 'longer'
+            link_bps = 10e9
+
+            def run_trial(self, spec):
+                sent = spec.duration_s * (1.9 if spec.measure_latency else 1)
+                frames = int(spec.load_fps * sent)
+                return trial.TrialResult(spec, [trial.DirectionResult(
+                    'forward', spec.load_fps, spec.load_fps, spec.load_fps,
+                    frames, frames)], 0.0, sent)
+
+        lines = []
+        profile = trial.TrafficProfile(trial.FrameSize.parse('64'), 1,
+                                       ('forward',))
+        recorder = common.TrialRecorder(LongerSender(), profile, 'case',
+                                        progress=lines.append)
+        recorder.run(1800, 5, 'search')
+        recorder.run(1800, 5, 'latency', measure_latency=True)
+        self.assertIn('1,800 fps/dir (0.01 % line) for 5 s: loss', lines[0])
+        self.assertIn('for 5 s (sent 9.5 s): loss', lines[1])
