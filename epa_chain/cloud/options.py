@@ -148,6 +148,7 @@ class ChainOptions:
     latency_load_fraction: float = _CAMPAIGN['latency_load_fraction']
     latency_duration: float = _CAMPAIGN['latency_duration']
     latency_soak_duration: float = _CAMPAIGN['latency_soak_duration']
+    invalid_trial_retries: int = _CAMPAIGN['invalid_trial_retries']
     results_dir: str = '/tmp/epa-chain-results'
     stack_create_timeout: int = 1800
     vnf_ready_timeout: int = 600

@@ -76,6 +76,8 @@ class Campaign:
     mlr_preceding_targets: int = _default('mlr_preceding_targets')
     #: share of bad trial-seconds a lower bound may hold (0: RFC 2544-like)
     mlr_exceed_ratio: float = _default('mlr_exceed_ratio')
+    #: runs again of a trial the generator could not offer as asked
+    invalid_trial_retries: int = _default('invalid_trial_retries')
 
     def __post_init__(self):
         for field in dataclasses.fields(self):
@@ -137,7 +139,8 @@ def _run_case(generator, plan, frame_size, flows, progress, saver):
     profile = trial.TrafficProfile(frame_size=frame_size, flows=flows,
                                    directions=plan.directions)
     label = _case_label(frame_size, flows, plan.directions)
-    recorder = common.TrialRecorder(generator, profile, label, progress)
+    recorder = common.TrialRecorder(generator, profile, label, progress,
+                                    retries=plan.invalid_trial_retries)
     max_load = recorder.line_rate_fps
     if plan.max_load_fps is not None:
         max_load = min(max_load, plan.max_load_fps)
@@ -158,7 +161,8 @@ def _run_case(generator, plan, frame_size, flows, progress, saver):
     def checkpoint():
         case['totals'] = {'trials': recorder.count,
                           'trial_seconds': recorder.trial_seconds,
-                          'measured_seconds': recorder.measured_seconds}
+                          'measured_seconds': recorder.measured_seconds,
+                          'invalid_trials': recorder.invalid}
         saver.save()
 
     saver.document['cases'].append(case)

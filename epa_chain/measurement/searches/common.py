@@ -19,6 +19,7 @@ prints one progress line.
 """
 
 import dataclasses
+import time
 import typing
 
 from epa_chain.measurement import guards
@@ -86,9 +87,16 @@ def meets(result, loss_ratio):
 class TrialRecorder:
     """Runs the trials of one case (frame size, flows, directions)."""
 
+    #: What makes a trial invalid rather than a measurement, and may
+    #: pass on a second run: the generator fell short of the asked rate.
+    RETRIED_CAUSES = (guards.RATE_SHORTFALL,)
+
     def __init__(self, generator, profile, label, progress=None,
-                 link_bps=None):
+                 link_bps=None, retries=0):
         self.generator = generator
+        self.retries = retries
+        #: trials run again, as the generator's errors said
+        self.invalid = []
         self.profile = profile
         self.label = label
         self.progress = progress
@@ -108,8 +116,19 @@ class TrialRecorder:
         spec = trial.TrialSpec(profile=self.profile, load_fps=load_fps,
                                duration_s=float(duration_s),
                                measure_latency=measure_latency)
-        result = self.generator.run_trial(spec)
-        guards.check_trial(result, self.generator.rate_tolerance)
+        attempts = 0
+        while True:
+            started_at = time.time()
+            try:
+                result = self.generator.run_trial(spec)
+                guards.check_trial(result, self.generator.rate_tolerance)
+                break
+            except trial.GeneratorError as error:
+                if (error.cause not in self.RETRIED_CAUSES or
+                        attempts >= self.retries):
+                    raise
+                attempts += 1
+                self._invalid(spec, phase, started_at, error, attempts)
         record = results.trial_record(len(self.records), phase, tags or {},
                                       result)
         self.records.append(record)
@@ -117,6 +136,18 @@ class TrialRecorder:
         self.measured_seconds += result.duration_s or 0.0
         self._report(record, tags or {})
         return result
+
+    def _invalid(self, spec, phase, started_at, error, attempt):
+        self.invalid.append({
+            'before_trial': len(self.records), 'phase': phase,
+            'intended_fps': spec.load_fps, 'duration_s': spec.duration_s,
+            'started_at': started_at, 'cause': error.cause,
+            'detail': error.detail})
+        if self.progress:
+            self.progress('%s: trial %d %s: invalid, %s; running it again '
+                          '(%d of %d)' % (self.label, len(self.records) + 1,
+                                          phase, error, attempt,
+                                          self.retries))
 
     def since(self, start):
         """(trials, intended seconds) of the records from index `start`."""

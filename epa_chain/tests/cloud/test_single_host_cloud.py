@@ -307,6 +307,13 @@ class SingleHostCloudTest(unittest.TestCase):
             self.assertGreater(record['count'], 0, name)
             self.assertGreater(record['max_ns'], 0, name)
         self.assertGreater(case['totals']['trials'], 0)
+        self.assertLessEqual(len(case['totals']['invalid_trials']),
+                             chosen.getint('invalid_trial_retries', 0) *
+                             case['totals']['trials'])
+        _log('%s: %d trials, %d invalid (run again): %s' % (
+            direction, case['totals']['trials'],
+            len(case['totals']['invalid_trials']),
+            case['totals']['invalid_trials']))
         self.assertEqual(chosen.getfloat('hop_check_load_fraction', 0.01),
                          document['cloud']['hop_check']['load_fraction'])
         self.assertTrue(os.path.isfile(os.path.join(

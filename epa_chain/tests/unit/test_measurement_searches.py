@@ -24,6 +24,8 @@ import testtools
 
 from epa_chain.generators import model
 from epa_chain.measurement import campaign
+from epa_chain.measurement import guards
+from epa_chain.measurement import results
 from epa_chain.measurement.searches import common
 from epa_chain.measurement.searches import rfc2544
 from epa_chain.measurement import trial
@@ -207,3 +209,89 @@ class TestProgress(testtools.TestCase):
         recorder.run(1800, 5, 'latency', measure_latency=True)
         self.assertIn('1,800 fps/dir (0.01 % line) for 5 s: loss', lines[0])
         self.assertIn('for 5 s (sent 9.5 s): loss', lines[1])
+
+
+class FallsShort(trial.Generator):
+    """Offers the asked rate, except in the trials listed in `short`."""
+
+    name = 'falls-short'
+    link_bps = 10e9
+    rate_tolerance = 0.01
+
+    def __init__(self, short, cause=guards.RATE_SHORTFALL):
+        self.short = set(short)
+        self.cause = cause
+        self.calls = 0
+
+    def run_trial(self, spec):
+        self.calls += 1
+        if self.calls in self.short:
+            raise trial.GeneratorError(self.cause, 'forward: offered %d fps '
+                                       'of %d' % (spec.load_fps * 0.6,
+                                                  spec.load_fps))
+        frames = int(spec.load_fps * spec.duration_s)
+        return trial.TrialResult(spec, [trial.DirectionResult(
+            'forward', spec.load_fps, spec.load_fps, spec.load_fps,
+            frames, frames)], 0.0, spec.duration_s)
+
+
+class TestInvalidTrials(testtools.TestCase):
+
+    def recorder(self, generator, retries):
+        self.lines = []
+        profile = trial.TrafficProfile(trial.FrameSize.parse('64'), 1,
+                                       ('forward',))
+        return common.TrialRecorder(generator, profile, 'case',
+                                    progress=self.lines.append,
+                                    retries=retries)
+
+    def test_a_shortfall_runs_again_and_is_recorded(self):
+        recorder = self.recorder(FallsShort({2, 3}), retries=2)
+        recorder.run(2000, 1, 'search')
+        recorder.run(2000, 2, 'search')
+        self.assertEqual(2, recorder.count)
+        self.assertEqual([1, 1], [i['before_trial']
+                                  for i in recorder.invalid])
+        self.assertEqual(guards.RATE_SHORTFALL, recorder.invalid[0]['cause'])
+        self.assertEqual('forward: offered 1200 fps of 2000',
+                         recorder.invalid[1]['detail'])
+        self.assertIn('case: trial 2 search: invalid, the generator cannot '
+                      'reach the intended rate', self.lines[1])
+        self.assertIn('running it again (2 of 2)', self.lines[2])
+
+    def test_retries_run_out(self):
+        recorder = self.recorder(FallsShort({1, 2}), retries=1)
+        error = self.assertRaises(trial.GeneratorError, recorder.run, 2000,
+                                  1, 'search')
+        self.assertEqual(guards.RATE_SHORTFALL, error.cause)
+        self.assertEqual(1, len(recorder.invalid))
+        self.assertEqual(0, recorder.count)
+
+    def test_no_retries_by_default(self):
+        recorder = self.recorder(FallsShort({1}), retries=0)
+        self.assertRaises(trial.GeneratorError, recorder.run, 2000, 1,
+                          'search')
+        self.assertEqual([], recorder.invalid)
+
+    def test_a_chain_that_stops_forwarding_is_not_run_again(self):
+        generator = FallsShort({1}, cause=guards.STOPPED_FORWARDING)
+        recorder = self.recorder(generator, retries=2)
+        self.assertRaises(trial.GeneratorError, recorder.run, 2000, 1,
+                          'search')
+        self.assertEqual(1, generator.calls)
+
+    def test_the_results_hold_the_invalid_trials(self):
+        plan = campaign.Campaign(
+            frame_sizes=[trial.FrameSize(size=64)], flow_counts=[1],
+            directions=('forward',), method='rfc2544', max_load_fps=2000,
+            trial_duration_s=1.0, latency_duration_s=0,
+            invalid_trial_retries=1)
+        document = campaign.run(FallsShort({1}), plan)
+        results.validate(document)
+        (case,) = document['cases']
+        self.assertIsNone(case['error'])
+        (invalid,) = case['totals']['invalid_trials']
+        self.assertEqual((0, 'search', 2000), (
+            invalid['before_trial'], invalid['phase'],
+            invalid['intended_fps']))
+        self.assertEqual(1, document['parameters']['invalid_trial_retries'])

@@ -11,8 +11,9 @@
 # generator shares 2 host CPUs with another guest and OVS (its PMD sleeps
 # when idle: settings.bash); it offered 5,000 frames/s per direction
 # within 0.1 % and 20,000 in one direction within 0.4 %. The search's
-# ceiling keeps tenfold headroom, the rate tolerance allows a slow moment;
-# the results record both and the hop check's load.
+# ceiling keeps tenfold headroom, the rate tolerance and retries of invalid
+# trials allow a slow moment; the results record them and the hop check's
+# load.
 function tempest_host_options {
     EPA_CHAIN_TEMPEST_SERVICE_AVAILABLE=True
     EPA_CHAIN_TEMPEST_CAMPAIGN=${EPA_CHAIN_TEMPEST_CAMPAIGN:-short}
@@ -28,6 +29,10 @@ function tempest_host_options {
         # Per direction; a bidirectional trial offers twice this.
         EPA_CHAIN_TEMPEST_MAX_LOAD_FPS=${EPA_CHAIN_TEMPEST_MAX_LOAD_FPS:-2000}
         EPA_CHAIN_TEMPEST_GENERATOR_RATE_TOLERANCE=${EPA_CHAIN_TEMPEST_GENERATOR_RATE_TOLERANCE:-0.1}
+        # A vCPU preempted for a second fails a 2 s trial (1,281 frames/s
+        # offered of 2,000 while this host ran a linter): such a trial is
+        # invalid, recorded, and runs again, twice at most.
+        EPA_CHAIN_TEMPEST_INVALID_TRIAL_RETRIES=${EPA_CHAIN_TEMPEST_INVALID_TRIAL_RETRIES:-2}
         # 0.002 % of 10 GbE at 64 bytes: 298 frames/s, one direction at a
         # time.
         EPA_CHAIN_TEMPEST_HOP_CHECK_LOAD_FRACTION=${EPA_CHAIN_TEMPEST_HOP_CHECK_LOAD_FRACTION:-0.00002}

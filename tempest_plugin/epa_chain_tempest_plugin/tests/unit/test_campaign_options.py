@@ -86,7 +86,7 @@ class DefaultsAgreeTest(testtools.TestCase):
              'ndr_loss_ratio', 'pdr_loss_ratio', 'search_resolution',
              'repetitions', 'max_load_fps', 'min_load_fps',
              'latency_load_fraction', 'latency_duration',
-             'latency_soak_duration'}, offered)
+             'latency_soak_duration', 'invalid_trial_retries'}, offered)
         for name in offered:
             self.assertEqual(options.conf_defaults()[name],
                              conf.epa_chain[name], name)

@@ -60,6 +60,7 @@ EXPECTED_OPTIONS = {
     'latency_load_fraction': (cfg.FloatOpt, 0.9),
     'latency_duration': (cfg.FloatOpt, 60.0),
     'latency_soak_duration': (cfg.FloatOpt, 0.0),
+    'invalid_trial_retries': (cfg.IntOpt, 0),
     'results_dir': (cfg.StrOpt, '/tmp/epa-chain-results'),
     'stack_create_timeout': (cfg.IntOpt, 1800),
     'vnf_ready_timeout': (cfg.IntOpt, 600),
