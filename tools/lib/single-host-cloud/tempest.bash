@@ -9,11 +9,11 @@
 
 # The host's facts for the scenarios. Under QEMU/TCG the in-stack
 # generator shares 2 host CPUs with another guest and OVS (its PMD sleeps
-# when idle: settings.bash); it offered 5,000 frames/s per direction
-# within 0.1 % and 20,000 in one direction within 0.4 %. The search's
-# ceiling keeps tenfold headroom, the rate tolerance and retries of invalid
-# trials allow a slow moment; the results record them and the hop check's
-# load.
+# when idle: settings.bash). Alone, it offered 5,000 frames/s per direction
+# within 0.1 %; while the guests settle after boot it fell to 1,281-1,595
+# of 2,000 in some trials. The search's ceiling stays below that, the rate
+# tolerance and runs again of an invalid trial absorb a slow moment; the
+# results record them and the hop check's load.
 function tempest_host_options {
     EPA_CHAIN_TEMPEST_SERVICE_AVAILABLE=True
     EPA_CHAIN_TEMPEST_CAMPAIGN=${EPA_CHAIN_TEMPEST_CAMPAIGN:-short}
@@ -27,12 +27,11 @@ function tempest_host_options {
         # Two guests boot in about 5 minutes under TCG.
         EPA_CHAIN_TEMPEST_VNF_READY_TIMEOUT=${EPA_CHAIN_TEMPEST_VNF_READY_TIMEOUT:-900}
         # Per direction; a bidirectional trial offers twice this.
-        EPA_CHAIN_TEMPEST_MAX_LOAD_FPS=${EPA_CHAIN_TEMPEST_MAX_LOAD_FPS:-2000}
+        EPA_CHAIN_TEMPEST_MAX_LOAD_FPS=${EPA_CHAIN_TEMPEST_MAX_LOAD_FPS:-1000}
         EPA_CHAIN_TEMPEST_GENERATOR_RATE_TOLERANCE=${EPA_CHAIN_TEMPEST_GENERATOR_RATE_TOLERANCE:-0.1}
-        # A vCPU preempted for a second fails a 2 s trial (1,281 frames/s
-        # offered of 2,000 while this host ran a linter): such a trial is
-        # invalid, recorded, and runs again, twice at most.
-        EPA_CHAIN_TEMPEST_INVALID_TRIAL_RETRIES=${EPA_CHAIN_TEMPEST_INVALID_TRIAL_RETRIES:-2}
+        # A preempted vCPU fails a trial: invalid, recorded, and run
+        # again, three times at most.
+        EPA_CHAIN_TEMPEST_INVALID_TRIAL_RETRIES=${EPA_CHAIN_TEMPEST_INVALID_TRIAL_RETRIES:-3}
         # 0.002 % of 10 GbE at 64 bytes: 298 frames/s, one direction at a
         # time.
         EPA_CHAIN_TEMPEST_HOP_CHECK_LOAD_FRACTION=${EPA_CHAIN_TEMPEST_HOP_CHECK_LOAD_FRACTION:-0.00002}
