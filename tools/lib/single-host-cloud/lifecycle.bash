@@ -297,9 +297,10 @@ function cloud_down {
     fi
     state_load_plugin
     _destroy_guests
-    mapfile -t started < <(cat "$CLOUD_STATE/records/started" 2>/dev/null || true)
     # Databases and the queue's user go while their servers still run.
     _drop_databases
+    # Read after the drop: a MariaDB started for it is stopped with the rest.
+    mapfile -t started < <(cat "$CLOUD_STATE/records/started" 2>/dev/null || true)
     if service_pid rabbitmq-server > /dev/null; then
         rabbitmqctl delete_user openstack > /dev/null 2>&1 || true
     fi
