@@ -139,10 +139,12 @@ class ChainBenchmark:
             checked = hop_check.check(
                 generator, campaign_options.parse_direction(direction),
                 outputs, load_fraction=options.hop_check_load_fraction,
-                max_loss_ratio=options.hop_check_max_loss_ratio)
+                max_loss_ratio=options.hop_check_max_loss_ratio,
+                attempts=options.hop_check_attempts, sleep=self.sleep)
             cloud = {'hop_check': hop_check.record(
                 checked, options.hop_check_load_fraction,
-                options.hop_check_max_loss_ratio)}
+                options.hop_check_max_loss_ratio,
+                options.hop_check_attempts)}
             for frame_size in self.options.frame_sizes:
                 for flows in self.options.flow_counts:
                     stem = results.file_stem(frame_size, flows)

@@ -19,9 +19,18 @@ of line rate, 64-byte frames, one flow; [epa_chain] hop_check_* lower it
 for slow hosts) tell a broken hop from a slow one. The generator only
 sees the ends, so the error lists the hops of the failing direction, from
 the stack's forward_chain / reverse_chain outputs, to inspect.
+
+A path just brought up can drop frames for a moment (MAC learning, a guest
+still finishing its boot): RFC 2544 section 23 sends learning frames and
+lets the device restabilise before a trial. A direction therefore gets up
+to `attempts` trials, with a pause between them; a broken hop fails all of
+them. Every failed attempt is kept and reported, not hidden.
 """
 
+import dataclasses
 import logging
+import time
+import typing
 
 from epa_chain.measurement import trial
 
@@ -33,11 +42,44 @@ DURATION_S = 2.0
 # "Forwards" means wired right; the searches measure loss properly. Allow
 # the few frames a cold path (MAC learning, first packets) may drop.
 MAX_LOSS_RATIO = 0.01
+ATTEMPTS = 3
+# RFC 2544 section 23 F: "wait for at least five seconds for the DUT to
+# restabilize" before the next trial.
+SETTLE_S = 5.0
 CHAIN_OUTPUTS = {'forward': 'forward_chain', 'reverse': 'reverse_chain'}
 
 
 class HopCheckError(RuntimeError):
     """A direction of the chain does not forward."""
+
+
+@dataclasses.dataclass
+class DirectionCheck:
+    """One direction's hop check: the passing trial and the failed ones."""
+
+    direction: str
+    result: trial.TrialResult
+    # {'error': str, and the trial's counters when it ran} per failure.
+    failed_attempts: typing.List[dict] = dataclasses.field(
+        default_factory=list)
+
+    @property
+    def counters(self):
+        return [d for d in self.result.directions
+                if d.direction == self.direction][0]
+
+    @property
+    def attempts(self):
+        return len(self.failed_attempts) + 1
+
+    def as_dict(self):
+        counters = self.counters
+        return {'direction': self.direction,
+                'tx_frames': counters.tx_frames,
+                'rx_frames': counters.rx_frames,
+                'loss_ratio': counters.loss_ratio,
+                'attempts': self.attempts,
+                'failed_attempts': list(self.failed_attempts)}
 
 
 def describe_path(hops):
@@ -47,59 +89,98 @@ def describe_path(hops):
         hop.get('network'), hop.get('vlan')) for hop in hops or [])
 
 
-def record(results, load_fraction=LOAD_FRACTION,
-           max_loss_ratio=MAX_LOSS_RATIO):
+def record(checks, load_fraction=LOAD_FRACTION,
+           max_loss_ratio=MAX_LOSS_RATIO, attempts=ATTEMPTS):
     """The hop check as the results document's cloud.hop_check."""
-    load_fps = results[0].spec.load_fps if results else None
+    load_fps = checks[0].result.spec.load_fps if checks else None
     return {
         'frame_size': FRAME.size,
         'duration_s': DURATION_S,
         'load_fraction': load_fraction,
         'load_fps': load_fps,
         'max_loss_ratio': max_loss_ratio,
-        'directions': [{'direction': d.direction, 'tx_frames': d.tx_frames,
-                        'rx_frames': d.rx_frames,
-                        'loss_ratio': d.loss_ratio}
-                       for result in results for d in result.directions],
+        'attempts': attempts,
+        'directions': [check.as_dict() for check in checks],
     }
 
 
+def _run_trial(run):
+    """The default observe hook: only the generator's view."""
+    return run()
+
+
+def _attempt(generator, spec, direction, path, load_fraction,
+             max_loss_ratio, observe):
+    """One trial's result, or HopCheckError saying what went wrong."""
+    try:
+        result = observe(lambda: generator.run_trial(spec))
+    except trial.GeneratorError as exc:
+        raise HopCheckError('%s direction: %s; hops: %s'
+                            % (direction, exc, path or 'unknown'))
+    counters = [d for d in result.directions if d.direction == direction]
+    if not counters:
+        raise HopCheckError('%s direction: the generator returned no '
+                            'counters for it' % direction)
+    counters = counters[0]
+    if counters.rx_frames <= 0 or counters.loss_ratio > max_loss_ratio:
+        error = HopCheckError(
+            '%s direction does not forward: %d of %d frames came back '
+            'at %.0f frames/s (%g of line rate; at most %g %% may be '
+            'lost: [epa_chain] hop_check_load_fraction, '
+            'hop_check_max_loss_ratio); hops: %s'
+            % (direction, counters.rx_frames, counters.tx_frames,
+               spec.load_fps, load_fraction, max_loss_ratio * 100,
+               path or 'unknown'))
+        error.counters = {'tx_frames': counters.tx_frames,
+                          'rx_frames': counters.rx_frames,
+                          'loss_ratio': counters.loss_ratio}
+        raise error
+    return result
+
+
 def check(generator, directions, outputs=None,
-          load_fraction=LOAD_FRACTION, max_loss_ratio=MAX_LOSS_RATIO):
-    """Run one low-rate trial per direction; return the results.
+          load_fraction=LOAD_FRACTION, max_loss_ratio=MAX_LOSS_RATIO,
+          attempts=ATTEMPTS, observe=_run_trial, sleep=time.sleep):
+    """Run a low-rate trial per direction; return its DirectionChecks.
 
     `directions` are trial directions ('forward', 'reverse'); `outputs`
-    the stack outputs, for the hop lists in error messages.
+    the stack outputs, for the hop lists in error messages. A direction
+    that fails `attempts` trials raises the last failure, with the number
+    of attempts. `observe(run)` runs a trial (run()) and returns its
+    result; it may raise HopCheckError for what it saw besides the ends
+    (`epa-chain prove`'s per-hop counters), which fails that attempt too.
     """
     outputs = outputs or {}
+    if attempts < 1:
+        raise ValueError('hop check attempts must be at least 1, not %r'
+                         % (attempts,))
     load_fps = FRAME.line_rate_fps(generator.link_bps) * load_fraction
-    results = []
+    checks = []
     for direction in directions:
         path = describe_path(outputs.get(CHAIN_OUTPUTS[direction]))
         spec = trial.TrialSpec(
             profile=trial.TrafficProfile(frame_size=FRAME, flows=1,
                                          directions=(direction,)),
             load_fps=load_fps, duration_s=DURATION_S)
-        try:
-            result = generator.run_trial(spec)
-        except trial.GeneratorError as exc:
-            raise HopCheckError('%s direction: %s; hops: %s'
-                                % (direction, exc, path or 'unknown'))
-        counters = [d for d in result.directions if d.direction == direction]
-        if not counters:
-            raise HopCheckError('%s direction: the generator returned no '
-                                'counters for it' % direction)
-        counters = counters[0]
-        if counters.rx_frames <= 0 or counters.loss_ratio > max_loss_ratio:
-            raise HopCheckError(
-                '%s direction does not forward: %d of %d frames came back '
-                'at %.0f frames/s (%g of line rate; at most %g %% may be '
-                'lost: [epa_chain] hop_check_load_fraction, '
-                'hop_check_max_loss_ratio); hops: %s'
-                % (direction, counters.rx_frames, counters.tx_frames,
-                   load_fps, load_fraction, max_loss_ratio * 100,
-                   path or 'unknown'))
-        LOG.info('Hop check %s: %d/%d frames forwarded', direction,
-                 counters.rx_frames, counters.tx_frames)
-        results.append(result)
-    return results
+        failed = []
+        while True:
+            try:
+                result = _attempt(generator, spec, direction, path,
+                                  load_fraction, max_loss_ratio, observe)
+                break
+            except HopCheckError as exc:
+                failed.append(dict(getattr(exc, 'counters', {}),
+                                   error=str(exc)))
+                if len(failed) >= attempts:
+                    raise HopCheckError('%s (%d of %d attempts failed)' % (
+                        exc, len(failed), attempts))
+                LOG.warning('Hop check %s, attempt %d of %d: %s; trying '
+                            'again in %.0f s', direction, len(failed),
+                            attempts, exc, SETTLE_S)
+                sleep(SETTLE_S)
+        done = DirectionCheck(direction, result, failed)
+        LOG.info('Hop check %s: %d/%d frames forwarded (attempt %d)',
+                 direction, done.counters.rx_frames,
+                 done.counters.tx_frames, done.attempts)
+        checks.append(done)
+    return checks

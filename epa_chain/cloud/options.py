@@ -157,9 +157,11 @@ class ChainOptions:
     # How far the offered rate may miss the asked one (the PROX generator's
     # rate_tolerance; the results' generator section records it).
     generator_rate_tolerance: float = 0.01
-    # The hop check (hop_check.py): the seeds' 1 % of line rate, 1 % loss.
+    # The hop check (hop_check.py): the seeds' 1 % of line rate, 1 % loss,
+    # up to three trials per direction.
     hop_check_load_fraction: float = 0.01
     hop_check_max_loss_ratio: float = 0.01
+    hop_check_attempts: int = 3
 
     @classmethod
     def from_conf(cls, group):

@@ -61,6 +61,13 @@ def add_arguments(parser):
                         default=hop_check.MAX_LOSS_RATIO, metavar='R',
                         help='frames a trial or hop may lose '
                              '(default: %(default)s)')
+    parser.add_argument('--attempts', type=int,
+                        default=hop_check.ATTEMPTS, metavar='N',
+                        help='trials per direction, %g s apart, before the '
+                             'direction fails: a path just brought up can '
+                             'drop frames for a moment (default: '
+                             '%%(default)s; the JSON keeps every failed '
+                             'one)' % hop_check.SETTLE_S)
     parser.add_argument('--no-ovs', action='store_true',
                         help='skip the per-hop Open vSwitch counters (when '
                              'not on the compute host)')
@@ -96,38 +103,50 @@ def _wait_ready(cli, nodes, timeout):
     return round(time.monotonic() - started, 1)
 
 
-def _prove_direction(generator, direction, outputs, args, proof):
-    before = None if args.no_ovs else ovs_hops.settled_snapshot()
-    checked = hop_check.check(generator, [direction], outputs,
-                              load_fraction=args.load_fraction,
-                              max_loss_ratio=args.max_loss_ratio)
-    counters = [d for d in checked[0].directions
-                if d.direction == direction][0]
-    entry = {'direction': direction, 'tx_frames': counters.tx_frames,
-             'rx_frames': counters.rx_frames,
-             'loss_ratio': counters.loss_ratio,
-             'load_fps': checked[0].spec.load_fps,
-             'duration_s': checked[0].spec.duration_s,
-             'hops': hop_check.describe_path(
-                 outputs.get(hop_check.CHAIN_OUTPUTS[direction]))}
-    proof['directions'].append(entry)
-    if before is not None:
+def _hop_counter(direction, hops, max_loss_ratio, seen):
+    """An observe hook for hop_check.check: OVS counters around a trial.
+
+    Each attempt is counted on its own; `seen` keeps the last attempt's
+    counts for the proof.
+    """
+    def observe(run):
+        before = ovs_hops.settled_snapshot()
+        result = run()
         after = ovs_hops.settled_snapshot()
-        counts = ovs_hops.hop_counts(
-            outputs.get(hop_check.CHAIN_OUTPUTS[direction]) or [],
-            before, after)
-        entry['hop_counts'] = [count.as_dict() for count in counts]
-        short = ovs_hops.first_short_hop(counts, counters.tx_frames,
-                                         args.max_loss_ratio)
+        counts = ovs_hops.hop_counts(hops, before, after)
+        seen[:] = counts
+        sent = [d for d in result.directions
+                if d.direction == direction][0].tx_frames
         for count in counts:
             _say('  %-9s %s:%s %s %d frames' % (
                 direction, count.server, count.role, count.counted,
                 count.frames))
+        short = ovs_hops.first_short_hop(counts, sent, max_loss_ratio)
         if short is not None:
             raise hop_check.HopCheckError(
                 '%s direction: %s:%s (%s) %s %d of the %d frames sent'
                 % (direction, short.server, short.role, short.interface,
-                   short.counted, short.frames, counters.tx_frames))
+                   short.counted, short.frames, sent))
+        return result
+    return observe
+
+
+def _prove_direction(generator, direction, outputs, args, proof):
+    hops = outputs.get(hop_check.CHAIN_OUTPUTS[direction]) or []
+    counts = []
+    watch = {} if args.no_ovs else {'observe': _hop_counter(
+        direction, hops, args.max_loss_ratio, counts)}
+    (checked,) = hop_check.check(generator, [direction], outputs,
+                                 load_fraction=args.load_fraction,
+                                 max_loss_ratio=args.max_loss_ratio,
+                                 attempts=args.attempts, **watch)
+    entry = dict(checked.as_dict(),
+                 load_fps=checked.result.spec.load_fps,
+                 duration_s=checked.result.spec.duration_s,
+                 hops=hop_check.describe_path(hops))
+    if not args.no_ovs:
+        entry['hop_counts'] = [count.as_dict() for count in counts]
+    proof['directions'].append(entry)
 
 
 def run(args):
@@ -156,9 +175,10 @@ def run(args):
         with benchmark.prox_generator(endpoint) as generator:
             for direction in directions:
                 _prove_direction(generator, direction, outputs, args, proof)
-                _say('%s: %d/%d frames through the chain' % (
-                    direction, proof['directions'][-1]['rx_frames'],
-                    proof['directions'][-1]['tx_frames']))
+                entry = proof['directions'][-1]
+                _say('%s: %d/%d frames through the chain (attempt %d)' % (
+                    direction, entry['rx_frames'], entry['tx_frames'],
+                    entry['attempts']))
         proof['proven'] = True
     except (openstack_cli.CLIError, node_readiness.NotReadyError,
             benchmark.BenchmarkError, hop_check.HopCheckError,

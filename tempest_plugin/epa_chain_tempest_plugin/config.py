@@ -227,7 +227,15 @@ EpaChainGroup = [
                  default=0.01,
                  min=0.0, max=0.999999,
                  help='Loss the hop check tolerates per direction; more '
-                      'fails the scenario with the hops of that direction.'),
+                      'fails the attempt.'),
+    cfg.IntOpt('hop_check_attempts',
+               default=3,
+               min=1, max=10,
+               help='Trials the hop check may run per direction, 5 s '
+                    'apart, before failing the scenario with the hops of '
+                    'that direction: a path just brought up can drop '
+                    'frames for a moment. The results keep every failed '
+                    'attempt.'),
     # ---- Heat API --------------------------------------------------------
     cfg.StrOpt('heat_catalog_type',
                default='orchestration',

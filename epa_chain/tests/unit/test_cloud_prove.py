@@ -14,13 +14,18 @@
 openstack client adapter. The cloud test (epa_chain/tests/cloud) runs them
 against a real OpenStack."""
 
+import argparse
 import json
 import subprocess
 import unittest
+from unittest import mock
 
+from epa_chain.cloud import hop_check
 from epa_chain.cloud import openstack_cli
 from epa_chain.cloud import ovs_hops
 from epa_chain.cloud import readiness
+from epa_chain.commands import prove
+from epa_chain.measurement import trial
 
 
 def _interfaces(rows):
@@ -66,6 +71,76 @@ class OVSHopsTest(unittest.TestCase):
         before = after = ovs_hops.parse_interfaces(_interfaces([]))
         with self.assertRaisesRegex(ovs_hops.OVSError, 'p-gl .gen:left.'):
             ovs_hops.hop_counts(HOPS, before, after)
+
+
+class _LosslessGenerator(trial.Generator):
+    """Every frame it sends comes back."""
+
+    name = 'lossless'
+    link_bps = 10e9
+
+    def run_trial(self, spec):
+        sent = int(spec.load_fps * spec.duration_s)
+        return trial.TrialResult(spec, [trial.DirectionResult(
+            direction, spec.load_fps, spec.load_fps, spec.load_fps, sent,
+            sent) for direction in spec.profile.directions], 0.0,
+            spec.duration_s)
+
+    def close(self):
+        pass
+
+
+class ProveDirectionTest(unittest.TestCase):
+    """A hop short on OVS fails the attempt; the next one is counted anew."""
+
+    def test_each_attempt_has_its_own_ovs_counters(self):
+        sent = int(hop_check.FRAME.line_rate_fps(10e9) * 1e-5 *
+                   hop_check.DURATION_S)
+        zero = [(name, port, 0, 0) for name, port in (
+            ('a', 'p-gl'), ('b', 'p-vl'), ('c', 'p-vr'), ('d', 'p-gr'))]
+
+        def after(vnf_sent):
+            return [('a', 'p-gl', sent, 0), ('b', 'p-vl', 0, sent),
+                    ('c', 'p-vr', vnf_sent, 0), ('d', 'p-gr', 0, vnf_sent)]
+
+        # Attempt 1: the VNF sends nothing on. Attempt 2 counts from its
+        # own "before", so the first attempt's frames are not in it.
+        snapshots = [ovs_hops.parse_interfaces(_interfaces(rows)) for rows
+                     in (zero, after(0), after(0), [
+                         ('a', 'p-gl', 2 * sent, 0),
+                         ('b', 'p-vl', 0, 2 * sent),
+                         ('c', 'p-vr', sent, 0), ('d', 'p-gr', 0, sent)])]
+        args = argparse.Namespace(no_ovs=False, load_fraction=1e-5,
+                                  max_loss_ratio=0.01, attempts=2)
+        proof = {'directions': []}
+        with mock.patch.object(ovs_hops, 'settled_snapshot',
+                               side_effect=snapshots), \
+                mock.patch.object(hop_check, 'SETTLE_S', 0), \
+                mock.patch.object(prove, '_say'):
+            prove._prove_direction(_LosslessGenerator(), 'forward',
+                                   {'forward_chain': HOPS}, args, proof)
+        (entry,) = proof['directions']
+        self.assertEqual(2, entry['attempts'])
+        self.assertIn('vnf1:right (c) sent 0 of the %d frames' % sent,
+                      entry['failed_attempts'][0]['error'])
+        self.assertEqual([sent] * 4,
+                         [hop['frames'] for hop in entry['hop_counts']])
+
+    def test_a_hop_short_in_every_attempt_fails(self):
+        rows = [('a', 'p-gl', 0, 0), ('b', 'p-vl', 0, 0),
+                ('c', 'p-vr', 0, 0), ('d', 'p-gr', 0, 0)]
+        still = ovs_hops.parse_interfaces(_interfaces(rows))
+        args = argparse.Namespace(no_ovs=False, load_fraction=1e-5,
+                                  max_loss_ratio=0.01, attempts=2)
+        with mock.patch.object(ovs_hops, 'settled_snapshot',
+                               return_value=still), \
+                mock.patch.object(hop_check, 'SETTLE_S', 0), \
+                mock.patch.object(prove, '_say'):
+            with self.assertRaisesRegex(hop_check.HopCheckError,
+                                        r'gen:left .*2 of 2 attempts'):
+                prove._prove_direction(_LosslessGenerator(), 'forward',
+                                       {'forward_chain': HOPS}, args,
+                                       {'directions': []})
 
 
 class _Done:

@@ -68,6 +68,7 @@ EXPECTED_OPTIONS = {
     'timeout_scaling_factor': (cfg.IntOpt, 4),
     'hop_check_load_fraction': (cfg.FloatOpt, 0.01),
     'hop_check_max_loss_ratio': (cfg.FloatOpt, 0.01),
+    'hop_check_attempts': (cfg.IntOpt, 3),
     'heat_catalog_type': (cfg.StrOpt, 'orchestration'),
     'heat_endpoint_type': (cfg.StrOpt, 'publicURL'),
     'heat_region': (cfg.StrOpt, ''),
@@ -128,6 +129,7 @@ class OptionsTest(testtools.TestCase):
                             ('hop_check_load_fraction', 0.0),
                             ('hop_check_load_fraction', 1.5),
                             ('hop_check_max_loss_ratio', 1.0),
+                            ('hop_check_attempts', 0),
                             ('timeout_scaling_factor', 0),
                             ('generator_rate_tolerance', 0.6),
                             ('heat_endpoint_type', 'private')):
@@ -170,6 +172,7 @@ class OptionsTest(testtools.TestCase):
         options = opts.ChainOptions.from_conf(registered_conf().epa_chain)
         self.assertEqual(0.01, options.hop_check_load_fraction)
         self.assertEqual(0.01, options.hop_check_max_loss_ratio)
+        self.assertEqual(3, options.hop_check_attempts)
         self.assertEqual('10.0.0.0/8', options.management_allowed_cidr)
         self.assertEqual(600, options.stack_delete_timeout)
 
