@@ -256,21 +256,31 @@ class SingleHostCloudTest(unittest.TestCase):
             time.sleep(5)
 
     def _tempest_statuses(self, workspace, env):
-        """{test id: status} of the workspace's last Tempest run."""
+        """The statuses of the workspace's last Tempest run, and reasons.
+
+        {test id: status}, and {test id: the end of its traceback} of the
+        tests that failed: the CI log then says why, not only that.
+        """
         import subunit
         import testtools
 
         stream = subprocess.run(['stestr', 'last', '--subunit'],
                                 cwd=workspace, env=env,
                                 stdout=subprocess.PIPE, check=True).stdout
-        statuses = {}
-        collector = testtools.StreamToDict(
-            lambda test: statuses.__setitem__(test['id'], test['status']))
+        statuses, reasons = {}, {}
+
+        def collect(test):
+            statuses[test['id']] = test['status']
+            traceback = test['details'].get('traceback')
+            if traceback is not None and test['status'] == 'fail':
+                reasons[test['id']] = traceback.as_text()[-2000:]
+
+        collector = testtools.StreamToDict(collect)
         collector.startTestRun()
         subunit.ByteStreamToStreamResult(
             io.BytesIO(stream), non_subunit_name='stdout').run(collector)
         collector.stopTestRun()
-        return statuses
+        return statuses, reasons
 
     def _check_results(self, workspace, direction):
         """The scenario's results: schema-valid, measured, plotted."""
@@ -314,8 +324,13 @@ class SingleHostCloudTest(unittest.TestCase):
             direction, case['totals']['trials'],
             len(case['totals']['invalid_trials']),
             case['totals']['invalid_trials']))
+        checked = document['cloud']['hop_check']
         self.assertEqual(chosen.getfloat('hop_check_load_fraction', 0.01),
-                         document['cloud']['hop_check']['load_fraction'])
+                         checked['load_fraction'])
+        self.assertEqual(chosen.getint('hop_check_attempts', 3),
+                         checked['attempts'])
+        _log('%s hop check: %s' % (direction, json.dumps(
+            checked['directions'], sort_keys=True)))
         self.assertTrue(os.path.isfile(os.path.join(
             run_dir, '64B-1flows-plots', 'throughput.png')))
         with open(os.path.join(run_dir, 'tables.txt')) as stream:
@@ -345,13 +360,16 @@ class SingleHostCloudTest(unittest.TestCase):
                        stdout=sys.stderr, stderr=subprocess.STDOUT,
                        timeout=2 * TEMPEST_TEST_TIMEOUT + 600)
         self.timings['tempest_s'] = round(time.monotonic() - started)
-        statuses = self._tempest_statuses(workspace, env)
+        statuses, reasons = self._tempest_statuses(workspace, env)
         scenarios = {test_id.split('[')[0].rsplit('.', 1)[1]: status
                      for test_id, status in statuses.items()
                      if '.test_chain_' in test_id}
         self.assertEqual({'test_chain_1vnf_unidirectional': 'success',
                           'test_chain_1vnf_bidirectional': 'success'},
-                         scenarios, statuses)
+                         scenarios, '\n\n'.join(
+                             ['%s' % statuses] + ['%s:\n%s' % item
+                                                  for item in
+                                                  reasons.items()]))
         for direction in ('unidirectional', 'bidirectional'):
             self._check_results(workspace, direction)
         # Every stack deleted by the scenarios' cleanups.
