@@ -29,7 +29,10 @@ significant digits), kept encoded in the results so distributions can be
 re-binned later. Generators that only bin delays (PROX's 128 buckets) give
 no sequence numbers: IPDV is then unavailable and percentiles are only as
 fine as the buckets, which the summary says (`unavailable`,
-`resolution_ns`).
+`resolution_ns`). A percentile that falls in an open-ended bucket (PROX's
+last one holds every delay beyond its histogram) is known only to lie
+between that bucket's lower edge and the maximum delay: it is reported as
+the maximum, and `percentiles_beyond_ns` gives the lower edge.
 """
 
 import math
@@ -81,6 +84,8 @@ class LatencyAccumulator:
         self.sources = set()
         self.resolution_ns = None
         self.estimated = set()
+        # Lowest lower edge of an open-ended bucket that held delays.
+        self.beyond_ns = None
 
     def add(self, record):
         """Fold one LatencyRecord (samples, histogram or summary) in."""
@@ -151,7 +156,10 @@ class LatencyAccumulator:
             if count <= 0:
                 continue
             if upper is None or math.isinf(upper):
+                # Open-ended: only "above `lower`, at most the maximum".
                 upper = record.max_ns if record.max_ns is not None else lower
+                self.beyond_ns = (lower if self.beyond_ns is None
+                                  else min(self.beyond_ns, lower))
             # Upper bound, within what the generator saw: percentiles err
             # on the slow side by at most one bucket width.
             value = upper
@@ -206,8 +214,24 @@ class LatencyAccumulator:
     def percentiles(self):
         if not self._delays.get_total_count():
             return None
-        return {percentile_key(p): self._delays.get_value_at_percentile(p)
-                for p in PERCENTILES}
+        # HdrHistogram answers the top of a value's equivalent range (3
+        # significant digits), which may pass the delay measured last.
+        high = self.max_ns if self.max_ns is not None else math.inf
+        return {percentile_key(p): min(
+            self._delays.get_value_at_percentile(p), high)
+            for p in PERCENTILES}
+
+    def percentiles_beyond(self, percentiles):
+        """{key: lower edge} of the percentiles in an open-ended bucket.
+
+        Their value is the maximum delay, an upper bound; the histogram
+        says only that they lie above the edge.
+        """
+        if self.beyond_ns is None or not percentiles:
+            return {}
+        return {key: float(self.beyond_ns)
+                for key, value in percentiles.items()
+                if value > self.beyond_ns}
 
     def summary(self):
         """A JSON-ready dict; see schemas/results-1.json `latency`."""
@@ -228,6 +252,7 @@ class LatencyAccumulator:
             'out_of_order': self.out_of_order,
             'duplicates': self.duplicates,
             'resolution_ns': self.resolution_ns,
+            'percentiles_beyond_ns': self.percentiles_beyond(percentiles),
             'estimated': sorted(self.estimated),
             'unavailable': missing,
             'hdr_delay_ns': None,

@@ -228,10 +228,26 @@ def latency_table(document):
                     for reason in summary['unavailable'].items()})
     footer = 'PDV = D(i) - D(min); IPDV = D(i) - D(i-1) in sending order ' \
              '(RFC 5481).'
+    if any(_BEYOND_MARK in cell for row in rows for cell in map(str, row)):
+        footer += ('\na%sb: the percentile lies beyond the generator\'s '
+                   'histogram (its overflow bucket): only that it is above '
+                   'a and at most the maximum delay b is known.'
+                   % _BEYOND_MARK)
     for stat, reason in notes:
         footer += '\n%s unavailable: %s.' % (stat, reason)
     return ('Latency distribution at the latency test load', headers, rows,
             footer)
+
+
+_BEYOND_MARK = '..'
+
+
+def _bounded_us(value, beyond, offset=0.0):
+    """A percentile; "a..b" when only its bounds are known (`beyond`)."""
+    if value is None or beyond is None:
+        return _us(value)
+    return '%s%s%s' % (_us(max(0.0, beyond - offset)), _BEYOND_MARK,
+                       _us(value))
 
 
 def _latency_row(case, direction, summary):
@@ -239,11 +255,14 @@ def _latency_row(case, direction, summary):
     if not summary:
         return [label, case['flows'], direction, 0] + ['n/a'] * 7
     percentiles = summary['percentiles_ns'] or {}
+    beyond = summary.get('percentiles_beyond_ns') or {}
     pdv = summary['pdv_ns']
     ipdv = summary['ipdv_ns']
     return ([label, case['flows'], direction, _count(summary['count'])] +
-            [_us(percentiles.get(p)) for p in LATENCY_PERCENTILES] +
-            [_us(pdv['percentiles'].get('99.9')) if pdv else 'n/a',
+            [_bounded_us(percentiles.get(p), beyond.get(p))
+             for p in LATENCY_PERCENTILES] +
+            [_bounded_us(pdv['percentiles'].get('99.9'), beyond.get('99.9'),
+                         summary['min_ns']) if pdv else 'n/a',
              '%s / %s' % (_us(ipdv['min']), _us(ipdv['max'])) if ipdv
              else 'n/a',
              summary['out_of_order'], summary['duplicates']])

@@ -53,6 +53,7 @@ GeneratorError (see measurement.guards).
 
 import dataclasses
 import json
+import math
 import time
 
 from epa_chain.measurement import guards
@@ -640,7 +641,8 @@ class ProxGenerator(trial.Generator):
                 continue
             lower, upper = index * width, (index + 1) * width
             if index == prox_client.LATENCY_BUCKETS - 1:
-                upper = max(upper, max_ns)  # the overflow bucket
+                # The overflow bucket: every delay beyond the histogram.
+                upper = math.inf
             histogram.append((lower, upper, count))
         in_histogram = sum(d.buckets)
         record = trial.LatencyRecord(

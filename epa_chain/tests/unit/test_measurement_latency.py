@@ -12,6 +12,7 @@
 
 """Delay statistics: RFC 5481 PDV/IPDV, order checks, histogram sources."""
 
+import math
 import random
 
 import testtools
@@ -102,6 +103,28 @@ class TestHistogramSource(testtools.TestCase):
         # Clamped to the maximum the generator measured.
         close(self, 6000.0, summary['percentiles_ns']['99.9'])
         close(self, 4096.0 - 2100.0, summary['pdv_ns']['percentiles']['50'])
+        # Every bucket is closed: every percentile is within one bucket.
+        self.assertEqual({}, summary['percentiles_beyond_ns'])
+
+    def test_an_open_ended_bucket_gives_only_bounds(self):
+        # As PROX under QEMU TCG: most delays beyond its 128 buckets.
+        buckets = [(0.0, 1000.0, 40), (127000.0, math.inf, 60)]
+        record = trial.LatencyRecord(min_ns=500.0, avg_ns=1.8e6,
+                                     max_ns=23.7e6, histogram=buckets)
+        summary = latency.summarize([record])
+        # Reported at the maximum, an upper bound, with the lower edge.
+        close(self, 23.7e6, summary['percentiles_ns']['50'])
+        close(self, 23.7e6, summary['percentiles_ns']['99'])
+        beyond = summary['percentiles_beyond_ns']
+        self.assertEqual({'50', '90', '99', '99.9', '99.99'}, set(beyond))
+        self.assertEqual({127000.0}, set(beyond.values()))
+        # Forty per cent fell in the closed bucket: not in the open one.
+        record = trial.LatencyRecord(min_ns=500.0, avg_ns=1.8e6,
+                                     max_ns=23.7e6, histogram=[
+                                         (0.0, 1000.0, 60),
+                                         (127000.0, math.inf, 40)])
+        beyond = latency.summarize([record])['percentiles_beyond_ns']
+        self.assertEqual({'90', '99', '99.9', '99.99'}, set(beyond))
 
     def test_min_avg_max_only(self):
         record = trial.LatencyRecord(min_ns=10.0, avg_ns=20.0, max_ns=90.0)

@@ -12,6 +12,7 @@
 
 """Seed-layout tables carry the right arithmetic; plots are PNG files."""
 
+import math
 import os
 import re
 import shutil
@@ -24,6 +25,7 @@ from epa_chain.measurement import campaign
 from epa_chain.measurement import latency
 from epa_chain.measurement import plots
 from epa_chain.measurement import report
+from epa_chain.measurement import trial
 
 PNG_MAGIC = b'\x89PNG\r\n\x1a\n'
 
@@ -142,6 +144,27 @@ class TestOtherTables(testtools.TestCase):
                                          'detail': 'x', 'phase': 'search'}
         text = report.render_tables(document)
         self.assertRegex(text, r'\| 64 +\| ERROR: counters went backwards')
+
+    def test_a_percentile_beyond_the_histogram_shows_its_bounds(self):
+        document = measure(directions=('forward',))
+        record = trial.LatencyRecord(
+            min_ns=95000.0, avg_ns=1.8e6, max_ns=23.7e6,
+            histogram=[(0.0, 100000.0, 995), (200000.0, math.inf, 5)])
+        case = document['cases'][0]
+        case['latency']['directions']['forward'] = latency.summarize(
+            [record])
+        text = report.render_tables(document)
+        headers, rows = table_rows(text, 'Latency distribution')
+        row = rows[0]
+        # P50 within the histogram: one figure. P99.9 beyond it: bounds,
+        # and its PDV from the same bounds less the minimum.
+        self.assertEqual('100.0', row[headers.index('P50 (us)')])
+        self.assertEqual('200.0..23,700.0', row[headers.index('P99.9 (us)')])
+        self.assertEqual('105.0..23,605.0',
+                         row[headers.index('PDV P99.9 (us)')])
+        self.assertIn('a..b: the percentile lies beyond the generator\'s '
+                      'histogram', text)
+        self.assertNotIn('a..b:', report.render_tables(measure()))
 
     def test_histogram_only_latency_says_what_is_missing(self):
         sut = model.ModelGenerator(latency_mode='histogram')

@@ -24,6 +24,7 @@ port_stats showed for that phase (#36: 16892/s; #68, #72: 450354/s).
 
 import dataclasses
 import json
+import math
 import os
 import shutil
 import tempfile
@@ -32,6 +33,7 @@ import time
 import testtools
 
 from epa_chain.measurement import guards
+from epa_chain.measurement import latency as measurement_latency
 from epa_chain.measurement import trial
 from epa_chain.prox import client as prox_client
 from epa_chain.prox import gen_config
@@ -256,8 +258,15 @@ class TestRecordedPhases(GeneratorTestCase):
         self.assertEqual(3616, histogram[6])
         self.assertEqual(7, histogram[127])
         low, high, count = latency.histogram[-1]
-        self.assertEqual(852000.0, high)  # overflow bucket up to the max
+        # The overflow bucket is open-ended: the summary bounds what fell
+        # in it by its lower edge and the maximum.
+        self.assertEqual((127 * width, math.inf), (low, high))
         self.assertEqual((0, 0), (latency.out_of_order, latency.duplicates))
+        summary = measurement_latency.summarize([latency])
+        self.assertEqual(852000.0, summary['percentiles_ns']['99.99'])
+        self.assertEqual({'99.99': 127 * width},
+                         summary['percentiles_beyond_ns'])
+        self.assertLess(summary['percentiles_ns']['99.9'], 127 * width)
 
     def test_a_latency_trial_sends_the_accuracy_window_longer(self):
         # PROX times frame N once frame N + 8192 has arrived: a 0.2 s trial
