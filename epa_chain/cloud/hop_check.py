@@ -50,7 +50,15 @@ CHAIN_OUTPUTS = {'forward': 'forward_chain', 'reverse': 'reverse_chain'}
 
 
 class HopCheckError(RuntimeError):
-    """A direction of the chain does not forward."""
+    """A direction of the chain does not forward.
+
+    `counters`: the failed trial's frames ({tx_frames, rx_frames,
+    loss_ratio}) when it ran to the end, else empty.
+    """
+
+    def __init__(self, message, counters=None):
+        super().__init__(message)
+        self.counters = dict(counters or {})
 
 
 @dataclasses.dataclass
@@ -123,19 +131,24 @@ def _attempt(generator, spec, direction, path, load_fraction,
                             'counters for it' % direction)
     counters = counters[0]
     if counters.rx_frames <= 0 or counters.loss_ratio > max_loss_ratio:
-        error = HopCheckError(
+        raise HopCheckError(
             '%s direction does not forward: %d of %d frames came back '
             'at %.0f frames/s (%g of line rate; at most %g %% may be '
             'lost: [epa_chain] hop_check_load_fraction, '
             'hop_check_max_loss_ratio); hops: %s'
             % (direction, counters.rx_frames, counters.tx_frames,
                spec.load_fps, load_fraction, max_loss_ratio * 100,
-               path or 'unknown'))
-        error.counters = {'tx_frames': counters.tx_frames,
-                          'rx_frames': counters.rx_frames,
-                          'loss_ratio': counters.loss_ratio}
-        raise error
+               path or 'unknown'),
+            counters={'tx_frames': counters.tx_frames,
+                      'rx_frames': counters.rx_frames,
+                      'loss_ratio': counters.loss_ratio})
     return result
+
+
+def _attempts_summary(failed):
+    """'481/595, error, 590/595': the frames back of each failed attempt."""
+    return ', '.join('%d/%d' % (f['rx_frames'], f['tx_frames'])
+                     if 'rx_frames' in f else 'error' for f in failed)
 
 
 def check(generator, directions, outputs=None,
@@ -169,11 +182,13 @@ def check(generator, directions, outputs=None,
                                   load_fraction, max_loss_ratio, observe)
                 break
             except HopCheckError as exc:
-                failed.append(dict(getattr(exc, 'counters', {}),
-                                   error=str(exc)))
+                failed.append(dict(exc.counters, error=str(exc)))
                 if len(failed) >= attempts:
-                    raise HopCheckError('%s (%d of %d attempts failed)' % (
-                        exc, len(failed), attempts))
+                    raise HopCheckError(
+                        '%s (%d of %d attempts failed; frames back per '
+                        'attempt: %s)' % (exc, len(failed), attempts,
+                                          _attempts_summary(failed)),
+                        counters=exc.counters)
                 LOG.warning('Hop check %s, attempt %d of %d: %s; trying '
                             'again in %.0f s', direction, len(failed),
                             attempts, exc, SETTLE_S)

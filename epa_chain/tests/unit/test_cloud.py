@@ -827,7 +827,8 @@ class HopCheckTest(testtools.TestCase):
                                   sleep=pauses.append)
         self.assertIn('reverse direction does not forward: 0 of',
                       str(error))
-        self.assertIn('3 of 3 attempts failed', str(error))
+        self.assertRegex(str(error), r'3 of 3 attempts failed; frames back '
+                                     r'per attempt: 0/(\d+), 0/\1, 0/\1\)$')
         self.assertEqual(1 + 3, len(generator.specs))
         self.assertEqual(2, len(pauses))
 
