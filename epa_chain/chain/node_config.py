@@ -24,6 +24,9 @@ Schema version 1::
     engine: prox | testpmd          (generator: prox)
     forwarding_cores: int >= 1
     control_port: int               (generator only)
+    latency_bucket_shift: int|null  (generator only: PROX's histogram
+                                     buckets are 2**N TSC cycles; null or
+                                     absent: the generator's default)
     ports: {left: {mac, network, vlan}, right: {...}}
     flows: [{direction: forward|reverse, rx_port: left|right,
              tx_port: left|right, next_hop_mac: MAC}, ...]
@@ -41,6 +44,10 @@ ENGINES = ('prox', 'testpmd')
 PORT_NAMES = ('left', 'right')
 DIRECTIONS = ('forward', 'reverse')
 MAC_RE = re.compile(r'^[0-9a-f]{2}(:[0-9a-f]{2}){5}$')
+# PROX's `latency bucket size` (log2 TSC cycles): it raises anything below
+# 11; 30 is about 0.4 s a bucket at 2.6 GHz.
+MIN_LATENCY_BUCKET_SHIFT = 11
+MAX_LATENCY_BUCKET_SHIFT = 30
 
 
 class NodeConfigError(ValueError):
@@ -77,6 +84,7 @@ class NodeConfig:
     ports: typing.Dict[str, DataPort]
     flows: typing.Tuple[Flow, ...]
     control_port: typing.Optional[int] = None
+    latency_bucket_shift: typing.Optional[int] = None
 
     def flow(self, direction):
         for flow in self.flows:
@@ -151,9 +159,19 @@ def from_dict(data):
         raise NodeConfigError('control_port',
                               'the generator needs a TCP port, not %r'
                               % control_port)
+    shift = data.get('latency_bucket_shift')
+    if shift is not None and not (
+            isinstance(shift, int) and not isinstance(shift, bool) and
+            MIN_LATENCY_BUCKET_SHIFT <= shift <= MAX_LATENCY_BUCKET_SHIFT):
+        raise NodeConfigError('latency_bucket_shift',
+                              'must be %d..%d (log2 TSC cycles per latency '
+                              'bucket) or null, not %r'
+                              % (MIN_LATENCY_BUCKET_SHIFT,
+                                 MAX_LATENCY_BUCKET_SHIFT, shift))
     return NodeConfig(role=role, name=name, engine=engine,
                       forwarding_cores=cores, ports=ports, flows=flows,
-                      control_port=control_port)
+                      control_port=control_port,
+                      latency_bucket_shift=shift)
 
 
 def _choice(data, key, allowed):

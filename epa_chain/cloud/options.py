@@ -154,6 +154,9 @@ class ChainOptions:
     vnf_ready_timeout: int = 600
     stack_delete_timeout: int = 600
     generator_control_port: int = 8474
+    # PROX's `latency bucket size` on the generator (chain.yaml's
+    # generator_latency_bucket_shift): 2**N TSC cycles a bucket.
+    generator_latency_bucket_shift: int = 12
     # How far the offered rate may miss the asked one (the PROX generator's
     # rate_tolerance; the results' generator section records it).
     generator_rate_tolerance: float = 0.01

@@ -80,6 +80,8 @@ def stack_parameters(options, chain_length, direction):
         'management_allowed_cidr': options.management_allowed_cidr,
         'key_name': options.key_name,
         'generator_control_port': options.generator_control_port,
+        'generator_latency_bucket_shift':
+            options.generator_latency_bucket_shift,
     }
     for index, segment in enumerate(options.segments_for(chain_length)):
         parameters.update({

@@ -298,6 +298,11 @@ class SingleHostCloudTest(unittest.TestCase):
                          case['max_load_fps'])
         self.assertEqual(chosen.getfloat('generator_rate_tolerance', 0.01),
                          document['generator']['rate_tolerance'])
+        # The stack's parameter reached PROX in the guest (its layout, as
+        # the generator reports it).
+        self.assertEqual(chosen.getint('generator_latency_bucket_shift', 12),
+                         document['generator']['layout'][
+                             'latency_bucket_shift'])
         goals = {goal['name']: goal for goal in case['search']['goals']}
         for name in ('NDR', 'PDR'):
             self.assertGreater(goals[name]['throughput_fps'], 0, goals)

@@ -89,6 +89,19 @@ class TestParse(testtools.TestCase):
         self._fails(changed(['flows', 0, 'tx_port'], 'left'), 'flows[0]')
         self._fails(changed(['role'], 'generator'), 'control_port')
 
+    def test_latency_bucket_shift_is_optional_and_bounded(self):
+        config = changed(['role'], 'generator')
+        config['control_port'] = 8474
+        self.assertIsNone(node_config.from_dict(config).latency_bucket_shift)
+        for shift in (None, 11, 17, 30):
+            config['latency_bucket_shift'] = shift
+            self.assertEqual(shift, node_config.from_dict(
+                config).latency_bucket_shift)
+        for shift in (10, 31, True, '17', 17.5):
+            config['latency_bucket_shift'] = shift
+            error = self._fails(config, 'latency_bucket_shift')
+            self.assertIn('11..30', str(error))
+
     def test_user_data_without_the_key(self):
         for text in ('', '#cloud-config\npackages: [x]\n', ': : :'):
             self.assertRaises(node_config.NodeConfigError,

@@ -19,6 +19,7 @@ goldens mean (seed 000's next hops, MAC matching whatever the PCI order,
 core spreading) so that a regenerated golden cannot silently go wrong.
 """
 
+import dataclasses
 import os
 
 import testtools
@@ -261,6 +262,23 @@ class TestMatching(Guest):
             if name == 'compact':
                 self.assertEqual({1}, {ref.core for d in found.directions
                                        for ref in (d.gen, d.lat)})
+
+    def test_generator_latency_buckets_from_the_stack(self):
+        drive = self.drive('pvp-bidir', 'generator')
+        node, ports, layout = self.guest(drive, cpus_count=4, isolated='')
+        # The templates' default is gen_config's.
+        self.assertEqual(gen_config.DEFAULT_LATENCY_BUCKET_SHIFT,
+                         node.latency_bucket_shift)
+        wider = dataclasses.replace(node, latency_bucket_shift=17)
+        plan = engine.plan(wider, ports, layout, 'prox')
+        self.assertIn('latency bucket size=17', plan.config_text)
+        self.assertEqual(17, gen_config.layout_from_config(
+            plan.config_text).latency_bucket_shift)
+        unset = dataclasses.replace(node, latency_bucket_shift=None)
+        self.assertEqual(gen_config.DEFAULT_LATENCY_BUCKET_SHIFT,
+                         gen_config.layout_from_config(engine.plan(
+                             unset, ports, layout, 'prox').config_text
+                         ).latency_bucket_shift)
 
     def test_generator_needs_two_cpus(self):
         drive = self.drive('pvp-bidir', 'generator')

@@ -69,6 +69,7 @@ EXPECTED_OPTIONS = {
     'hop_check_load_fraction': (cfg.FloatOpt, 0.01),
     'hop_check_max_loss_ratio': (cfg.FloatOpt, 0.01),
     'hop_check_attempts': (cfg.IntOpt, 3),
+    'generator_latency_bucket_shift': (cfg.IntOpt, 12),
     'heat_catalog_type': (cfg.StrOpt, 'orchestration'),
     'heat_endpoint_type': (cfg.StrOpt, 'publicURL'),
     'heat_region': (cfg.StrOpt, ''),
@@ -130,6 +131,8 @@ class OptionsTest(testtools.TestCase):
                             ('hop_check_load_fraction', 1.5),
                             ('hop_check_max_loss_ratio', 1.0),
                             ('hop_check_attempts', 0),
+                            ('generator_latency_bucket_shift', 10),
+                            ('generator_latency_bucket_shift', 31),
                             ('timeout_scaling_factor', 0),
                             ('generator_rate_tolerance', 0.6),
                             ('heat_endpoint_type', 'private')):
