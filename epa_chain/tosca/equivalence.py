@@ -69,6 +69,7 @@ def graph(realisation, stack_name='epa-chain'):
             'engine': node.config.engine,
             'forwarding_cores': node.config.forwarding_cores,
             'control_port': node.config.control_port,
+            'latency_bucket_shift': node.config.latency_bucket_shift,
             'name': _strip(server.get('name'), prefix),
             'image': server.get('image'),
             'config_drive': server.get('config_drive'),

@@ -87,6 +87,7 @@ class ChainNode:
     extra_specs: typing.Dict[str, str]
     external_next_hop: typing.Dict[str, typing.Any]
     ports: typing.Dict[str, Port] = dataclasses.field(default_factory=dict)
+    latency_bucket_shift: typing.Any = None
     management_ports: typing.List[Port] = dataclasses.field(
         default_factory=list)
 
@@ -382,7 +383,8 @@ class _Builder:
             control_port=prop('control_port'), direction=prop('direction'),
             image=prop('image'), key_name=prop('key_name'),
             extra_specs=self._extra_specs(template),
-            external_next_hop={})
+            external_next_hop={},
+            latency_bucket_shift=prop('latency_bucket_shift'))
         for direction in DIRECTIONS:
             mac = prop('%s_next_hop_mac' % direction)
             if mac not in (None, ''):

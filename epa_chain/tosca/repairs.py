@@ -312,6 +312,8 @@ def repair_mac_chain(hot, chain):
         }
         if node.role == 'generator':
             config['control_port'] = node.control_port
+            if node.latency_bucket_shift is not None:
+                config['latency_bucket_shift'] = node.latency_bucket_shift
         config['ports'] = {
             side: {
                 'mac': {'get_attr': [port.node, 'mac_address']},

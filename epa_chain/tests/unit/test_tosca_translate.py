@@ -317,6 +317,22 @@ class TestTranslationTakesParameters(testtools.TestCase):
                          left.properties['value_specs'])
         self.assertEqual('00:00:00:00:00:20', left.attributes['mac_address'])
 
+    def test_generator_latency_buckets_reach_its_node_config(self):
+        from epa_chain.chain import node_config
+
+        def shift(realisation, server):
+            (found,) = [r for r in realisation.of_type('OS::Nova::Server')
+                        if r.name == server]
+            return node_config.parse_user_data(
+                found.properties['user_data']).latency_bucket_shift
+
+        wider = self._validate_with('pvp-bidir',
+                                    {'generator_latency_bucket_shift': 18})
+        self.assertEqual(18, shift(wider, 'generator'))
+        self.assertIsNone(shift(wider, 'vnf1'))
+        self.assertEqual(12, shift(self._validate_with('pvp-bidir', {}),
+                                   'generator'))
+
     def test_key_name_is_a_three_argument_if(self):
         result, _ = tosca_cases.translated('pvp-bidir')
         server = result.template['resources']['vnf1']['properties']
