@@ -228,7 +228,11 @@ def latency_table(document):
                     for reason in summary['unavailable'].items()})
     footer = 'PDV = D(i) - D(min); IPDV = D(i) - D(i-1) in sending order ' \
              '(RFC 5481).'
-    if any(_BEYOND_MARK in cell for row in rows for cell in map(str, row)):
+    if any(set(summary.get('percentiles_beyond_ns') or ()) &
+           set(LATENCY_PERCENTILES)
+           for case in document['cases'] if case['latency']
+           for summary in case['latency']['directions'].values()
+           if summary):
         footer += ('\na%sb: the percentile lies beyond the generator\'s '
                    'histogram (its overflow bucket): only that it is above '
                    'a and at most the maximum delay b is known.'
