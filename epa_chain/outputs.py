@@ -1,0 +1,126 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
+"""Where a command writes: checked before the work, written atomically.
+
+Commands run as root on shared lab hosts, so an output path is hostile
+until checked: a file is written to a temporary file beside it and renamed
+over it, which would replace a device node or a symbolic link (and what it
+points to stays untouched, but the link is gone). Only a regular file, or
+nothing, may be replaced. Every check runs before the work that produces
+the output, so a campaign of an hour never ends in "cannot write".
+"""
+
+import os
+import stat
+import sys
+import tempfile
+
+STDOUT = '-'
+
+
+class OutputError(ValueError):
+    """An output path that cannot or must not be written; names the option."""
+
+
+def check_file(path, option, allow_stdout=False):
+    """Refuse an output file we could not or must not write; the path.
+
+    '-' means standard output where the option allows it. The directory
+    must exist or be creatable, and writable; an existing path must be a
+    regular file (not a directory, device, FIFO, socket or symbolic link).
+    """
+    if path == STDOUT and allow_stdout:
+        return path
+    if not path:
+        raise OutputError('%s: an empty path; give a file to write' % option)
+    try:
+        found = os.lstat(path)
+    except FileNotFoundError:
+        found = None
+    except OSError as error:
+        raise OutputError('%s %s: cannot be a file: %s; give a file in a '
+                          'directory you can write' % (
+                              option, path, _reason(error)))
+    if found is not None and not stat.S_ISREG(found.st_mode):
+        raise OutputError('%s %s: exists and is %s, not a regular file; '
+                          'give a file path%s' % (
+                              option, path, _kind(found.st_mode),
+                              ' (or - for standard output)'
+                              if allow_stdout else ''))
+    directory = os.path.dirname(os.path.abspath(path))
+    check_directory(directory, option, shown=path)
+    return path
+
+
+def check_directory(path, option, shown=None):
+    """Create a directory to write in (and its parents) and probe it."""
+    shown = shown or path
+    if not path:
+        raise OutputError('%s: an empty path; give a directory' % option)
+    try:
+        os.makedirs(path, exist_ok=True)
+    except FileExistsError:
+        raise OutputError('%s %s: %s exists and is not a directory' % (
+            option, shown, path))
+    except OSError as error:
+        raise OutputError('%s %s: cannot create %s: %s' % (
+            option, shown, path, _reason(error)))
+    try:
+        # The only true test of writability (read-only file systems,
+        # ACLs, root): create and remove a file there.
+        with tempfile.TemporaryFile(dir=path):
+            pass
+    except OSError as error:
+        raise OutputError('%s %s: cannot write in %s: %s' % (
+            option, shown, path, _reason(error)))
+    return path
+
+
+def write_text(path, text, option, allow_stdout=False, encoding='utf-8'):
+    """Write `text` to `path` atomically (to stdout for '-' if allowed)."""
+    if path == STDOUT and allow_stdout:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+        return path
+    check_file(path, option, allow_stdout)
+    directory = os.path.dirname(os.path.abspath(path))
+    handle, temporary = tempfile.mkstemp(
+        dir=directory, prefix='.%s-' % os.path.basename(path))
+    try:
+        with os.fdopen(handle, 'w', encoding=encoding) as stream:
+            stream.write(text)
+            stream.flush()
+            os.fsync(stream.fileno())
+        # mkstemp makes 0600; results are for the operator's colleagues.
+        os.chmod(temporary, 0o644)
+        os.replace(temporary, path)
+    except BaseException:
+        os.unlink(temporary)
+        raise
+    return path
+
+
+def _reason(error):
+    return error.strerror or str(error)
+
+
+def _kind(mode):
+    for test, name in ((stat.S_ISDIR, 'a directory'),
+                       (stat.S_ISLNK, 'a symbolic link'),
+                       (stat.S_ISCHR, 'a character device'),
+                       (stat.S_ISBLK, 'a block device'),
+                       (stat.S_ISFIFO, 'a FIFO'),
+                       (stat.S_ISSOCK, 'a socket')):
+        if test(mode):
+            return name
+    return 'not a regular file'
