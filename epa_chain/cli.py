@@ -15,10 +15,18 @@
 Every module in `epa_chain.commands` is a subcommand named after it; each
 provides `add_arguments(parser)` and `run(args) -> exit code`, and its
 docstring is the help text. Adding a command is adding a module.
+
+main() is the one error boundary of every command: what a command did not
+turn into its own message - an unreadable file, a bad value, a truncated
+or too deeply nested input - becomes one line, `epa-chain CMD: reason`,
+and exit status 2; an interrupt exits 130 and a bug of ours 70, each with
+one line, never a traceback. EPA_CHAIN_DEBUG=1 lets the exception
+through, with its traceback.
 """
 
 import argparse
 import importlib
+import os
 import pkgutil
 import sys
 
@@ -54,14 +62,75 @@ def build_parser():
     return parser
 
 
+DEBUG_VARIABLE = 'EPA_CHAIN_DEBUG'
+#: What bad input raises, in any command (UnicodeDecodeError and
+#: outputs.OutputError are ValueErrors): exit status 2.
+INPUT_ERRORS = (OSError, ValueError, EOFError, RecursionError)
+USAGE = 2
+#: A bug of ours (sysexits' EX_SOFTWARE), apart from the commands' 0/1/2.
+INTERNAL = 70
+INTERRUPTED = 130
+
+
+def describe(error):
+    """One line saying what went wrong, naming the file where known."""
+    if isinstance(error, OSError):
+        names = [n for n in (error.filename, error.filename2)
+                 if n is not None]
+        reason = error.strerror or str(error)
+        text = ('%s: %s' % (' -> '.join(str(n) for n in names), reason)
+                if names else reason)
+    elif isinstance(error, UnicodeDecodeError):
+        text = ('not %s text: byte 0x%02x at offset %d; give a text file'
+                % (error.encoding, error.object[error.start], error.start))
+    elif isinstance(error, RecursionError):
+        text = 'input nested too deeply to read'
+    elif isinstance(error, EOFError):
+        text = 'input ended early (%s); is the file truncated?' % (
+            str(error) or 'end of file')
+    else:
+        text = str(error) or type(error).__name__
+    # A path or value with a newline in it must not make a second line.
+    return ' '.join(text.split())
+
+
+def _name(args):
+    """'measure', or 'prox build' for a command with actions."""
+    action = getattr(args, 'action', None)
+    return '%s %s' % (args.command, action) if isinstance(action, str) \
+        else args.command
+
+
 def main(argv=None):
     args = build_parser().parse_args(argv)
+    debug = bool(os.environ.get(DEBUG_VARIABLE))
+    name = _name(args)
     try:
         return args.run(args)
     except BrokenPipeError:
         # The reader (head, less) went away: not an error of ours.
         sys.stderr.close()
         return 0
+    except KeyboardInterrupt:
+        if debug:
+            raise
+        print('epa-chain %s: interrupted' % name, file=sys.stderr)
+        return INTERRUPTED
+    except INPUT_ERRORS as error:
+        # The last resort: commands give their own, more specific messages.
+        if debug:
+            raise
+        print('epa-chain %s: %s' % (name, describe(error)),
+              file=sys.stderr)
+        return USAGE
+    except Exception as error:
+        if debug:
+            raise
+        print('epa-chain %s: internal error: %s: %s; %s=1 shows where, '
+              'please report it' % (name, type(error).__name__,
+                                    describe(error), DEBUG_VARIABLE),
+              file=sys.stderr)
+        return INTERNAL
 
 
 if __name__ == '__main__':
