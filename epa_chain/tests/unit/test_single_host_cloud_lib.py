@@ -35,8 +35,8 @@ class StateTest(unittest.TestCase):
 
     def bash(self, script):
         prelude = ('set -eu; CLOUD_STATE=%s; cloud_die() { echo "$*" >&2; '
-                   'exit 1; }; source %s/state.bash; state_init; '
-                   % (self.state, LIB))
+                   'exit 1; }; source %s/state.bash; source %s/secrets.bash; '
+                   'state_init; ' % (self.state, LIB, LIB))
         return subprocess.run(['bash', '-c', prelude + script],
                               capture_output=True, text=True, timeout=30)
 
@@ -53,6 +53,32 @@ class StateTest(unittest.TestCase):
         with open(edited) as stream:
             self.assertEqual('[DEFAULT]\n', stream.read())
         self.assertFalse(os.path.exists(created))
+
+    def test_the_state_directory_is_checked_before_use(self):
+        for bad in ('/', 'relative/dir', '/tmp', '/var/lib/../..', '/a/./b',
+                    '/a/b c', '/var/lib/x/'):
+            done = subprocess.run(
+                ['bash', '-c', 'CLOUD_STATE="$1"; cloud_die() { echo "$*"; '
+                 'exit 1; }; source %s/state.bash; state_check_dir' % LIB,
+                 '-', bad], capture_output=True, text=True, timeout=30)
+            self.assertEqual(1, done.returncode, bad)
+            self.assertIn('EPA_CHAIN_CLOUD_STATE=%s: give an absolute path'
+                          % bad, done.stdout)
+        open_dir = os.path.join(self.tmp, 'open')
+        os.mkdir(open_dir)
+        os.chmod(open_dir, 0o777)
+        link = os.path.join(self.tmp, 'link')
+        os.symlink(self.tmp, link)
+        for bad, why in ((open_dir, 'not group- or world-writable'),
+                         (link, 'not a directory (or a symbolic link)')):
+            done = subprocess.run(
+                ['bash', '-c', 'CLOUD_STATE="$1"; cloud_die() { echo "$*"; '
+                 'exit 1; }; source %s/state.bash; state_check_dir' % LIB,
+                 '-', bad], capture_output=True, text=True, timeout=30)
+            self.assertEqual(1, done.returncode, bad)
+            self.assertIn(why, done.stdout)
+        done = self.bash('state_check_dir && echo fine')
+        self.assertEqual('fine', done.stdout.strip(), done.stderr)
 
     def test_the_first_recorded_value_wins(self):
         done = self.bash('state_record pages 0; state_record pages 5120; '
@@ -71,9 +97,10 @@ class StateTest(unittest.TestCase):
         # An interrupted down dropped the databases but kept the records:
         # the next up must bootstrap Keystone again, not trust the record.
         done = self.bash(
-            'CLOUD_PASSWORD=pw; mysql() { [[ $* == *SHOW* ]] && '
-            'printf "glance\\n" || echo "$*" >> %s/sql; }; '
-            'rabbitmqctl() { :; }; source %s/openstack.bash; '
+            'mysql() { local sql; sql=$(cat); [[ $sql == SHOW* ]] && '
+            'printf "glance\\n" || echo "$sql" >> %s/sql; }; '
+            'rabbitmqctl() { cat > /dev/null; }; timeout() { shift; "$@"; }; '
+            'source %s/openstack.bash; '
             'state_record keystone-bootstrapped yes; '
             'state_record services-registered yes; os_create_databases; '
             'state_recall keystone-bootstrapped || echo void; '
@@ -106,7 +133,8 @@ class StateTest(unittest.TestCase):
             'source %s/lifecycle.bash; '
             'service_pid() { [[ -e %s/running ]]; }; '
             'service_start() { echo "start $1"; touch %s/running; }; '
-            'mysql() { echo "sql ${2%%%%;*}"; }; '
+            'mysql() { local sql; sql=$(cat); [[ $sql == SELECT* ]] || '
+            'echo "sql ${sql%%%%;*}"; }; '
             % (LIB, LIB, self.tmp, self.tmp))
         done = self.bash(script + 'state_record db-nova created; '
                          '_drop_databases; state_recall db-nova || echo gone')
@@ -117,6 +145,181 @@ class StateTest(unittest.TestCase):
         os.remove(os.path.join(self.tmp, 'running'))
         done = self.bash(script + '_drop_databases; echo done')
         self.assertEqual(['done'], done.stdout.splitlines(), done.stderr)
+
+
+class SecretsTest(StateTest):
+    """Random passwords per account, never on a command line or in SQL."""
+
+    def secret(self, name):
+        with open(os.path.join(self.state, 'secrets', name)) as stream:
+            return stream.read()
+
+    def test_a_secret_is_random_private_and_kept(self):
+        done = self.bash('secret_file admin; secret_file admin; '
+                         'secret_file rabbitmq')
+        self.assertEqual(0, done.returncode, done.stderr)
+        first, again, other = done.stdout.split()
+        self.assertEqual(first, again)
+        directory = os.path.join(self.state, 'secrets')
+        self.assertEqual(0o700, os.stat(directory).st_mode & 0o777)
+        for name in ('admin', 'rabbitmq'):
+            path = os.path.join(directory, name)
+            self.assertEqual(0o600, os.stat(path).st_mode & 0o777)
+            self.assertRegex(self.secret(name), r'^[A-Za-z0-9]{32}$')
+        self.assertNotEqual(self.secret('admin'), self.secret('rabbitmq'))
+        self.assertEqual(['admin', 'rabbitmq'], sorted(os.listdir(directory)))
+
+    def test_a_secret_name_cannot_leave_the_directory(self):
+        done = self.bash('secret_file ../../etc/passwd')
+        self.assertEqual(1, done.returncode)
+        self.assertIn("bad secret name '../../etc/passwd'", done.stderr)
+
+    def test_ini_secret_writes_the_value_not_the_argv(self):
+        conf = os.path.join(self.tmp, 'nova.conf')
+        with open(conf, 'w') as stream:
+            stream.write('[DEFAULT]\n# a comment\ntransport_url = old\n'
+                         '[database]\nconnection = old\n')
+        os.chmod(conf, 0o640)
+        done = self.bash(
+            'python3() { printf "%%s\\n" "$*" >> %s/argv; '
+            'command python3 "$@"; }; '
+            'ini_secret %s DEFAULT transport_url "rabbit://u:{rabbitmq}@h/"; '
+            'ini_secret %s api password "{service-nova}"'
+            % (self.tmp, conf, conf))
+        self.assertEqual(0, done.returncode, done.stderr)
+        with open(conf) as stream:
+            text = stream.read()
+        rabbit, nova = self.secret('rabbitmq'), self.secret('service-nova')
+        self.assertEqual(
+            '[DEFAULT]\n# a comment\ntransport_url = rabbit://u:%s@h/\n'
+            '[database]\nconnection = old\n\n[api]\npassword = %s\n'
+            % (rabbit, nova), text)
+        self.assertEqual(0o640, os.stat(conf).st_mode & 0o777)
+        with open(os.path.join(self.tmp, 'argv')) as stream:
+            argv = stream.read()
+        self.assertIn('{rabbitmq}', argv)
+        self.assertNotIn(rabbit, argv)
+        self.assertNotIn(nova, argv)
+
+    def test_databases_and_the_queue_get_passwords_off_argv_and_sql(self):
+        done = self.bash(
+            'mysql() { printf "%%s\\n" "$*" >> %s/argv; local sql; '
+            'sql=$(cat); [[ $sql == SHOW* ]] && return 0; '
+            'echo "$sql" >> %s/sql; }; '
+            'rabbitmqctl() { printf "%%s\\n" "$*" >> %s/argv; '
+            'cat >> %s/stdin; }; timeout() { shift; "$@"; }; '
+            'source %s/openstack.bash; os_create_databases'
+            % (self.tmp, self.tmp, self.tmp, self.tmp, LIB))
+        self.assertEqual(0, done.returncode, done.stderr)
+        with open(os.path.join(self.tmp, 'sql')) as stream:
+            sql = stream.read()
+        with open(os.path.join(self.tmp, 'argv')) as stream:
+            argv = stream.read()
+        with open(os.path.join(self.tmp, 'stdin')) as stream:
+            self.assertEqual(self.secret('rabbitmq'), stream.read().strip())
+        for name in ('db-nova', 'db-heat', 'rabbitmq'):
+            self.assertNotIn(self.secret(name), sql)
+            self.assertNotIn(self.secret(name), argv)
+        # The hash MariaDB stores, of the account's own secret.
+        import hashlib
+
+        digest = hashlib.sha1(hashlib.sha1(
+            self.secret('db-nova').encode()).digest()).hexdigest().upper()
+        self.assertIn("ALTER USER 'nova'@'localhost' IDENTIFIED BY "
+                      "PASSWORD '*%s';" % digest, sql)
+        self.assertIn('lock_wait_timeout = 30', argv)
+
+    def test_uwsgi_defaults_move_every_address_to_loopback(self):
+        done = self.bash(
+            'CLOUD_HOST=127.0.0.1; source %s/openstack.bash; '
+            'uwsgi_loopback_defaults > %s/keystone' % (LIB, self.tmp))
+        self.assertEqual(0, done.returncode, done.stderr)
+        # As the package's init script (sh) reads it, after its own.
+        shown = subprocess.run(
+            ['sh', '-c', 'DAEMON_ARGS="--http-socket :5000 --processes 2 '
+             '--ini /etc/keystone/keystone-uwsgi.ini"; . %s/keystone; '
+             'echo "$DAEMON_ARGS"' % self.tmp],
+            capture_output=True, text=True)
+        self.assertEqual('--http-socket 127.0.0.1:5000 --processes 2 --ini '
+                         '/etc/keystone/keystone-uwsgi.ini\n', shown.stdout)
+        done = self.bash('CLOUD_HOST=127.0.0.1; source %s/openstack.bash; '
+                         'rabbitmq_loopback_env' % LIB)
+        self.assertIn('NODE_IP_ADDRESS=127.0.0.1', done.stdout)
+        self.assertIn('export ERL_EPMD_ADDRESS=127.0.0.1', done.stdout)
+        self.assertIn('inet_dist_use_interface {127,0,0,1}', done.stdout)
+
+
+class DownTest(StateTest):
+    """`down` stops the services before it drops their databases."""
+
+    def test_services_stop_before_the_drop_and_the_infrastructure_after(self):
+        calls = os.path.join(self.tmp, 'calls')
+        os.makedirs(os.path.join(self.state, 'records'))
+        with open(os.path.join(self.state, 'records', 'started'), 'w') as f:
+            f.write('openvswitch-switch\nmariadb\nrabbitmq-server\n'
+                    'memcached\nkeystone\nnova-api\nnova-compute\n')
+        done = self.bash(
+            'KEEP_LOGS=True; CLOUD_HOST=127.0.0.1; '
+            'OVS_HUGEPAGE_MOUNT=%(t)s/none; '
+            'OVS_VHOST_USER_SOCKET_DIR=%(t)s/vhost; '
+            'source %(lib)s/services.bash; source %(lib)s/openstack.bash; '
+            'source %(lib)s/lifecycle.bash; '
+            'state_load_plugin() { :; }; clouds_yaml_remove() { :; }; '
+            'service_pid() { [[ $1 == mariadb ]]; }; '
+            'service_stop() { echo "stop $1" >> %(c)s; }; '
+            'os_drop_databases() { echo drop >> %(c)s; }; '
+            'ovs-vsctl() { return 1; }; rabbitmqctl() { :; }; '
+            'timeout() { shift; "$@"; }; cloud_down'
+            % {'t': self.tmp, 'lib': LIB, 'c': calls})
+        self.assertEqual(0, done.returncode, done.stderr)
+        with open(calls) as stream:
+            self.assertEqual(
+                ['stop nova-compute', 'stop nova-api', 'stop keystone',
+                 'drop', 'stop memcached', 'stop rabbitmq-server',
+                 'stop mariadb', 'stop openvswitch-switch'],
+                stream.read().splitlines())
+        self.assertFalse(os.path.exists(self.state))
+
+    def test_what_down_gives_up_on_is_said_and_the_state_kept(self):
+        os.makedirs(os.path.join(self.state, 'records'))
+        with open(os.path.join(self.state, 'records', 'started'), 'w') as f:
+            f.write('mariadb\nnova-api\n')
+        done = self.bash(
+            'KEEP_LOGS=True; CLOUD_HOST=127.0.0.1; '
+            'OVS_HUGEPAGE_MOUNT=%(t)s/none; '
+            'OVS_VHOST_USER_SOCKET_DIR=%(t)s/vhost; '
+            'source %(lib)s/services.bash; source %(lib)s/openstack.bash; '
+            'source %(lib)s/lifecycle.bash; '
+            'state_load_plugin() { :; }; clouds_yaml_remove() { :; }; '
+            'service_pid() { [[ $1 == mariadb ]]; }; '
+            'service_stop() { [[ $1 != nova-api ]]; }; '
+            'os_drop_databases() { return 1; }; ovs-vsctl() { return 1; }; '
+            'timeout() { shift; "$@"; }; cloud_down'
+            % {'t': self.tmp, 'lib': LIB})
+        self.assertEqual(1, done.returncode)
+        self.assertIn('down: could not undo: nova-api (still running),some '
+                      'databases (see above)', done.stderr)
+        self.assertTrue(os.path.isdir(self.state))
+
+    def test_the_drop_kills_the_sessions_of_the_clouds_databases_first(self):
+        done = self.bash(
+            'mysql() { local sql; sql=$(cat); echo "${sql%%%%;*}" | '
+            'tr -s " \\n" " " >> %s/sql; echo >> %s/sql; '
+            '[[ $sql == SELECT* ]] && printf "41\\n42\\n"; return 0; }; '
+            'source %s/openstack.bash; state_record db-neutron created; '
+            'state_record db-nova_api created; os_drop_databases; '
+            'state_recall db-neutron || echo gone'
+            % (self.tmp, self.tmp, LIB))
+        self.assertEqual(0, done.returncode, done.stderr)
+        self.assertEqual('gone', done.stdout.strip())
+        with open(os.path.join(self.tmp, 'sql')) as stream:
+            sql = [line.strip() for line in stream if line.strip()]
+        self.assertEqual(
+            ["SELECT id FROM information_schema.processlist WHERE (db IN "
+             "('nova_api','neutron') OR user IN ('nova','neutron')) AND id "
+             "<> CONNECTION_ID()", 'KILL 41', 'KILL 42',
+             'DROP DATABASE IF EXISTS nova_api',
+             'DROP DATABASE IF EXISTS neutron'], sql)
 
 
 class CommandLineTest(unittest.TestCase):

@@ -210,6 +210,7 @@ function cloud_up {
     ovs_dpdk_up
 
     _step "database, message queue, cache"
+    configure_loopback
     service_start mariadb
     service_start rabbitmq-server
     service_start memcached
@@ -269,62 +270,91 @@ function cloud_up {
 function _destroy_guests {
     local domain
     service_pid libvirtd > /dev/null || return 0
-    for domain in $(virsh list --all --name 2>/dev/null | grep '^instance-' || true); do
-        virsh destroy "$domain" > /dev/null 2>&1 || true
-        virsh undefine --nvram "$domain" > /dev/null 2>&1 ||
-            virsh undefine "$domain" > /dev/null 2>&1 || true
+    for domain in $(timeout 30 virsh list --all --name 2>/dev/null | grep '^instance-' || true); do
+        timeout 30 virsh destroy "$domain" > /dev/null 2>&1 || true
+        timeout 30 virsh undefine --nvram "$domain" > /dev/null 2>&1 ||
+            timeout 30 virsh undefine "$domain" > /dev/null 2>&1 ||
+            down_gave_up "libvirt domain $domain"
     done
 }
 
-# The databases `up` created. A run cut off before its `down` may have lost
-# MariaDB but not its databases: MariaDB is started again for the drop, so
-# that a later `up` begins with empty databases.
+# What `down` could not undo: said at the end, and its exit status.
+DOWN_LEFT=()
+function down_gave_up {
+    echo "down: giving up on $*" >&2
+    DOWN_LEFT+=("$*")
+}
+
+# The infrastructure the OpenStack services use: stopped after the
+# databases and the queue's user are gone.
+INFRASTRUCTURE=(mariadb rabbitmq-server memcached openvswitch-switch)
+
+# _stop_services NAME... - stop these, last started first.
+function _stop_services {
+    local i service
+    for (( i = $# ; i >= 1; i-- )); do
+        service=${!i}
+        echo "stopping $service"
+        service_stop "$service" || down_gave_up "$service (still running)"
+    done
+}
+
+# The databases `up` created, dropped once no service of the cloud holds
+# a session in them. A run cut off before its `down` may have lost MariaDB
+# but not its databases: MariaDB is started again for the drop, so that a
+# later `up` begins with empty databases.
 function _drop_databases {
     if ! service_pid mariadb > /dev/null &&
             compgen -G "$CLOUD_STATE/records/db-*" > /dev/null; then
         service_start mariadb
     fi
     if service_pid mariadb > /dev/null; then
-        os_drop_databases
+        os_drop_databases || down_gave_up "some databases (see above)"
     fi
 }
 
 function cloud_down {
-    local service started=() i alternative pages
+    local started=() services=() service alternative pages
     if [[ ! -d $CLOUD_STATE/records ]]; then
         echo "nothing to take down ($CLOUD_STATE does not exist)"
         return 0
     fi
     state_load_plugin
     _destroy_guests
-    # Databases and the queue's user go while their servers still run.
-    _drop_databases
-    # Read after the drop: a MariaDB started for it is stopped with the rest.
+    # The OpenStack services first: a running service holds database
+    # sessions (and metadata locks) that a DROP DATABASE would wait for.
     mapfile -t started < <(cat "$CLOUD_STATE/records/started" 2>/dev/null || true)
+    for service in "${started[@]}"; do
+        [[ " ${INFRASTRUCTURE[*]} " == *" $service "* ]] || services+=("$service")
+    done
+    _stop_services "${services[@]}"
+    _drop_databases
     if service_pid rabbitmq-server > /dev/null; then
-        rabbitmqctl delete_user openstack > /dev/null 2>&1 || true
+        timeout 60 rabbitmqctl delete_user openstack > /dev/null 2>&1 || true
     fi
     if ovs-vsctl --timeout=5 show > /dev/null 2>&1; then
-        ovs-vsctl --if-exists del-port "$MANAGEMENT_BRIDGE" "$MANAGEMENT_HOST_PORT"
+        ovs-vsctl --timeout=10 --if-exists del-port "$MANAGEMENT_BRIDGE" "$MANAGEMENT_HOST_PORT"
         epa_chain_remove_provider_bridges
-        ovs-vsctl --if-exists del-br br-int
+        ovs-vsctl --timeout=10 --if-exists del-br br-int
         epa_chain_clean
     fi
-    for (( i = ${#started[@]} - 1; i >= 0; i-- )); do
-        service=${started[i]}
-        echo "stopping $service"
-        service_stop "$service"
+    # Read again: a MariaDB started for the drop is stopped with the rest.
+    mapfile -t started < <(cat "$CLOUD_STATE/records/started" 2>/dev/null || true)
+    services=()
+    for service in "${started[@]}"; do
+        [[ " ${INFRASTRUCTURE[*]} " == *" $service "* ]] && services+=("$service")
     done
+    _stop_services "${services[@]}"
     if [[ " ${started[*]} " == *" rabbitmq-server "* ]]; then
         # The Erlang port mapper rabbitmq-server started.
-        epmd -kill > /dev/null 2>&1 || true
+        timeout 10 epmd -kill > /dev/null 2>&1 || true
     fi
     if alternative=$(state_recall ovs-alternative) && [[ $alternative == manual* ]]; then
         update-alternatives --set ovs-vswitchd "${alternative#manual }" > /dev/null
     fi
     if [[ $(state_recall hugetlbfs-mounted 2>/dev/null) == yes ]] &&
             mountpoint -q "$OVS_HUGEPAGE_MOUNT"; then
-        umount "$OVS_HUGEPAGE_MOUNT"
+        timeout 30 umount "$OVS_HUGEPAGE_MOUNT" || down_gave_up "unmounting $OVS_HUGEPAGE_MOUNT"
     fi
     if pages=$(state_recall nr-hugepages); then
         echo "$pages" > /proc/sys/vm/nr_hugepages
@@ -337,6 +367,12 @@ function cloud_down {
     state_restore_originals
     if [[ $KEEP_LOGS != True ]]; then
         rm -f /var/log/{keystone,glance,placement,nova,neutron,heat}/*.log
+    fi
+    if (( ${#DOWN_LEFT[@]} )); then
+        # The state stays: a later `down` tries again what is left.
+        echo "down: could not undo: $(IFS=,; echo "${DOWN_LEFT[*]}");" \
+            "$CLOUD_STATE is kept for another down" >&2
+        return 1
     fi
     rm -rf "$CLOUD_STATE"
     echo "down: every service 'up' started is stopped; bridges, huge pages," \

@@ -20,7 +20,44 @@ CONFIG_FILES=(
     /etc/neutron/plugins/ml2/openvswitch_agent.ini
     /etc/heat/heat.conf /etc/heat/heat-api-uwsgi.ini "$HEAT_POLICY_FILE"
     /etc/libvirt/qemu.conf /etc/libvirt/libvirtd.conf
+    /etc/rabbitmq/rabbitmq-env.conf
 )
+# The packages' init scripts that start uwsgi on every address, by the
+# defaults file each reads last (/etc/default/NAME).
+UWSGI_DEFAULTS=(keystone placement-api nova-api heat-api neutron-server)
+CONFIG_FILES+=("${UWSGI_DEFAULTS[@]/#//etc/default/}")
+
+# configure_loopback - every listener of the cloud on CLOUD_HOST only:
+# this host is also the guests' gateway address on the management network
+# (MANAGEMENT_HOST_ADDRESS), and a shared lab host. MariaDB and memcached
+# listen on loopback as packaged.
+function configure_loopback {
+    local name
+    for name in "${UWSGI_DEFAULTS[@]}"; do
+        uwsgi_loopback_defaults > "/etc/default/$name"
+    done
+    rabbitmq_loopback_env > /etc/rabbitmq/rabbitmq-env.conf
+}
+
+# The init script (sh) reads this last and passes `--http-socket :PORT`,
+# every address: moved to CLOUD_HOST.
+function uwsgi_loopback_defaults {
+    cat <<EOT
+# Written by tools/single-host-cloud (restored by down): $CLOUD_HOST only.
+DAEMON_ARGS=\$(echo "\$DAEMON_ARGS" | sed 's/--http-socket :/--http-socket $CLOUD_HOST:/')
+EOT
+}
+
+# RabbitMQ's AMQP and Erlang distribution ports, and the port mapper (epmd)
+# its Erlang starts.
+function rabbitmq_loopback_env {
+    cat <<EOT
+# Written by tools/single-host-cloud (restored by down): $CLOUD_HOST only.
+NODE_IP_ADDRESS=$CLOUD_HOST
+SERVER_ADDITIONAL_ERL_ARGS="-kernel inet_dist_use_interface {${CLOUD_HOST//./,}}"
+export ERL_EPMD_ADDRESS=$CLOUD_HOST
+EOT
+}
 
 function _db_user {
     case "$1" in
@@ -29,8 +66,20 @@ function _db_user {
     esac
 }
 
+# os_db_url DB - the connection URL, a template for ini_secret.
 function os_db_url {
-    echo "mysql+pymysql://$(_db_user "$1"):$CLOUD_PASSWORD@$CLOUD_HOST/$1"
+    local user
+    user=$(_db_user "$1")
+    echo "mysql+pymysql://$user:{db-$user}@$CLOUD_HOST/$1"
+}
+
+# db_sql [MYSQL OPTION...] - SQL from standard input as MariaDB's root;
+# no statement waits on a lock for more than DB_LOCK_WAIT_S (MariaDB's
+# own default is a day).
+DB_LOCK_WAIT_S=${DB_LOCK_WAIT_S:-30}
+function db_sql {
+    mysql --connect-timeout=10 \
+        --init-command="SET SESSION lock_wait_timeout = $DB_LOCK_WAIT_S" "$@"
 }
 
 # Records of work done inside a database. A new, empty database voids them:
@@ -45,28 +94,59 @@ function os_create_databases {
     local db user record
     for db in "${DB_NAMES[@]}"; do
         user=$(_db_user "$db")
-        if ! mysql -N -B -e "SHOW DATABASES" | grep -qx "$db"; then
+        if ! db_sql -N -B <<< "SHOW DATABASES;" | grep -qx "$db"; then
             for record in ${DB_CONTENT_RECORDS[$db]:-}; do
                 state_forget "$record"
             done
-            mysql -e "CREATE DATABASE $db;"
+            db_sql <<< "CREATE DATABASE $db;"
             state_record "db-$db" created
         fi
-        mysql -e "CREATE USER IF NOT EXISTS '$user'@'localhost' IDENTIFIED BY '$CLOUD_PASSWORD';
-            GRANT ALL ON $db.* TO '$user'@'localhost';"
+        # The password's hash, not the password: SQL text gets logged.
+        db_sql <<EOT
+CREATE USER IF NOT EXISTS '$user'@'localhost';
+ALTER USER '$user'@'localhost' IDENTIFIED BY PASSWORD '$(mysql_password_hash "db-$user")';
+GRANT ALL ON $db.* TO '$user'@'localhost';
+EOT
     done
-    rabbitmqctl add_user openstack "$CLOUD_PASSWORD" > /dev/null 2>&1 || true
-    rabbitmqctl set_permissions openstack '.*' '.*' '.*' > /dev/null
+    # rabbitmqctl reads a password it is not given from standard input.
+    if ! secret rabbitmq | timeout 60 rabbitmqctl add_user openstack > /dev/null 2>&1; then
+        secret rabbitmq | timeout 60 rabbitmqctl change_password openstack > /dev/null
+    fi
+    timeout 60 rabbitmqctl set_permissions openstack '.*' '.*' '.*' > /dev/null
 }
 
+# os_drop_databases - drop the databases `up` made, and their users. The
+# services are stopped by now, but a client that outlived them (or anyone's
+# session left idle in a transaction) holds a metadata lock a DROP would
+# wait for: such sessions are killed first, and every lock wait is bounded.
+# Says which database it could not drop, and returns 1 then.
 function os_drop_databases {
-    local db
+    local db ours=() users=() dbs names sessions id failed=0
     for db in "${DB_NAMES[@]}"; do
-        state_recall "db-$db" > /dev/null || continue
-        mysql -e "DROP DATABASE IF EXISTS $db;
-            DROP USER IF EXISTS '$(_db_user "$db")'@'localhost';" || true
-        state_forget "db-$db"
+        if state_recall "db-$db" > /dev/null; then
+            ours+=("$db")
+            users+=("$(_db_user "$db")")
+        fi
     done
+    (( ${#ours[@]} )) || return 0
+    dbs=$(printf "'%s'," "${ours[@]}")
+    names=$(printf "'%s'," "${users[@]}")
+    sessions=$(db_sql -N -B <<< "SELECT id FROM information_schema.processlist
+        WHERE (db IN (${dbs%,}) OR user IN (${names%,}))
+        AND id <> CONNECTION_ID();" 2> /dev/null || true)
+    for id in $sessions; do
+        db_sql <<< "KILL $id;" > /dev/null 2>&1 || true
+    done
+    for db in "${ours[@]}"; do
+        if db_sql <<< "DROP DATABASE IF EXISTS $db;
+                DROP USER IF EXISTS '$(_db_user "$db")'@'localhost';"; then
+            state_forget "db-$db"
+        else
+            echo "could not drop database $db" >&2
+            failed=1
+        fi
+    done
+    return $failed
 }
 
 # uwsgi_workers INI PROCESSES THREADS - Debian's defaults (8-16 processes x
@@ -85,7 +165,7 @@ function authtoken {
     iniset "$conf" "$section" user_domain_name Default
     iniset "$conf" "$section" project_name service
     iniset "$conf" "$section" username "$user"
-    iniset "$conf" "$section" password "$CLOUD_PASSWORD"
+    ini_secret "$conf" "$section" password "{service-$user}"
     iniset "$conf" "$section" region_name "$CLOUD_REGION"
     if [[ $section == keystone_authtoken ]]; then
         iniset "$conf" "$section" www_authenticate_uri "http://$CLOUD_HOST:5000"
@@ -109,7 +189,7 @@ function manage {
 
 function configure_keystone {
     local conf=/etc/keystone/keystone.conf
-    iniset "$conf" database connection "$(os_db_url keystone)"
+    ini_secret "$conf" database connection "$(os_db_url keystone)"
     iniset "$conf" token provider fernet
     inidelete "$conf" catalog template_file
     iniset "$conf" cache enabled true
@@ -122,7 +202,8 @@ function configure_keystone {
     manage keystone "keystone-manage db_sync"
     keystone-manage fernet_setup --keystone-user keystone --keystone-group keystone
     keystone-manage credential_setup --keystone-user keystone --keystone-group keystone
-    keystone-manage bootstrap --bootstrap-password "$CLOUD_PASSWORD" \
+    # The admin password from the environment, not the command line.
+    OS_BOOTSTRAP_PASSWORD=$(secret admin) keystone-manage bootstrap \
         --bootstrap-admin-url "$KEYSTONE_URL/" \
         --bootstrap-internal-url "$KEYSTONE_URL/" \
         --bootstrap-public-url "$KEYSTONE_URL/" \
@@ -130,12 +211,15 @@ function configure_keystone {
     state_record keystone-bootstrapped yes
 }
 
-# The clouds.yaml entry every later step (and the user) works with.
+# The clouds.yaml entry every later step (and the user) works with: it
+# holds the admin password, so it is root's alone (0600).
 function clouds_yaml_write {
-    python3 - "$CLOUD_NAME" "$KEYSTONE_URL" "$CLOUD_PASSWORD" "$CLOUD_REGION" <<'EOF'
+    python3 - "$CLOUD_NAME" "$KEYSTONE_URL" "$(secret_file admin)" "$CLOUD_REGION" <<'EOF'
 import os, sys
 import yaml
-name, url, password, region = sys.argv[1:]
+name, url, secret, region = sys.argv[1:]
+with open(secret) as stream:
+    password = stream.read().strip()
 path = '/etc/openstack/clouds.yaml'
 os.makedirs(os.path.dirname(path), exist_ok=True)
 data = {}
@@ -148,9 +232,12 @@ data.setdefault('clouds', {})[name] = {
              'project_domain_name': 'Default'},
     'region_name': region, 'interface': 'public',
     'identity_api_version': 3}
-with open(path + '.tmp', 'w') as stream:
+temporary = path + '.tmp'
+with open(os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600),
+          'w') as stream:
+    os.fchmod(stream.fileno(), 0o600)
     yaml.safe_dump(data, stream, default_flow_style=False)
-os.replace(path + '.tmp', path)
+os.replace(temporary, path)
 EOF
 }
 
@@ -185,14 +272,37 @@ function _service_endpoint {
     done
 }
 
+# os_set_passwords DOMAIN:USER:SECRET... - each user's password, read
+# from its secret file by the SDK (the client wants it on its command line).
+function os_set_passwords {
+    local entry args=()
+    for entry in "$@"; do
+        args+=("${entry%:*}:$(secret_file "${entry##*:}")")
+    done
+    python3 - "$CLOUD_NAME" "${args[@]}" <<'EOF'
+import sys
+import openstack
+conn = openstack.connect(cloud=sys.argv[1])
+for entry in sys.argv[2:]:
+    domain, user, path = entry.split(':', 2)
+    with open(path) as stream:
+        password = stream.read().strip()
+    domain_id = conn.identity.find_domain(domain, ignore_missing=False).id
+    found = conn.identity.find_user(user, domain_id=domain_id,
+                                    ignore_missing=False)
+    conn.identity.update_user(found, password=password)
+EOF
+}
+
 function register_services {
-    local user
+    local user passwords=()
     # Dozens of client calls, seconds each on a small host: once per up/down.
     state_recall services-registered > /dev/null && return 0
     os_openstack project create --or-show --domain default service > /dev/null
     for user in glance placement nova neutron heat; do
-        os_openstack user create --or-show --domain default --password "$CLOUD_PASSWORD" "$user" > /dev/null
+        os_openstack user create --or-show --domain default "$user" > /dev/null
         os_openstack role add --project service --user "$user" admin
+        passwords+=("default:$user:service-$user")
     done
     _service_endpoint image glance "http://$CLOUD_HOST:9292"
     _service_endpoint placement placement "http://$CLOUD_HOST:8778"
@@ -202,7 +312,9 @@ function register_services {
     _service_endpoint cloudformation heat-cfn "http://$CLOUD_HOST:8000/v1"
     # Heat's stack domain and roles.
     os_openstack domain create --or-show heat > /dev/null
-    os_openstack user create --or-show --domain heat --password "$CLOUD_PASSWORD" heat_domain_admin > /dev/null
+    os_openstack user create --or-show --domain heat heat_domain_admin > /dev/null
+    passwords+=("heat:heat_domain_admin:heat-domain-admin")
+    os_set_passwords "${passwords[@]}"
     os_openstack role add --domain heat --user-domain heat --user heat_domain_admin admin
     os_openstack role create --or-show heat_stack_owner > /dev/null
     os_openstack role create --or-show heat_stack_user > /dev/null
@@ -212,11 +324,13 @@ function register_services {
 
 function configure_glance {
     local conf=/etc/glance/glance-api.conf
-    iniset "$conf" database connection "$(os_db_url glance)"
+    ini_secret "$conf" database connection "$(os_db_url glance)"
     authtoken "$conf" keystone_authtoken glance
     iniset "$conf" paste_deploy flavor keystone
     iniset "$conf" DEFAULT enabled_backends fs:file
     iniset "$conf" DEFAULT workers 1
+    # glance-api is not uwsgi here: its own listener.
+    iniset "$conf" DEFAULT bind_host "$CLOUD_HOST"
     iniset "$conf" glance_store default_backend fs
     install -d -o glance -g glance "$CLOUD_STATE/glance-images"
     iniset "$conf" fs filesystem_store_datadir "$CLOUD_STATE/glance-images/"
@@ -226,7 +340,7 @@ function configure_glance {
 
 function configure_placement {
     local conf=/etc/placement/placement.conf
-    iniset "$conf" placement_database connection "$(os_db_url placement)"
+    ini_secret "$conf" placement_database connection "$(os_db_url placement)"
     iniset "$conf" api auth_strategy keystone
     authtoken "$conf" keystone_authtoken placement
     uwsgi_workers /etc/placement/placement-api-uwsgi.ini 1 1
@@ -235,7 +349,7 @@ function configure_placement {
 
 function configure_nova {
     local conf=$NOVA_CONF
-    iniset "$conf" DEFAULT transport_url "rabbit://openstack:$CLOUD_PASSWORD@$CLOUD_HOST:5672/"
+    ini_secret "$conf" DEFAULT transport_url "rabbit://openstack:{rabbitmq}@$CLOUD_HOST:5672/"
     iniset "$conf" DEFAULT my_ip "$CLOUD_HOST"
     iniset "$conf" DEFAULT compute_driver libvirt.LibvirtDriver
     iniset "$conf" DEFAULT reserved_host_memory_mb 512
@@ -244,8 +358,8 @@ function configure_nova {
     install -d -o nova -g nova "$CLOUD_STATE/nova-instances"
     iniset "$conf" DEFAULT instances_path "$CLOUD_STATE/nova-instances"
     iniset "$conf" api auth_strategy keystone
-    iniset "$conf" api_database connection "$(os_db_url nova_api)"
-    iniset "$conf" database connection "$(os_db_url nova)"
+    ini_secret "$conf" api_database connection "$(os_db_url nova_api)"
+    ini_secret "$conf" database connection "$(os_db_url nova)"
     authtoken "$conf" keystone_authtoken nova
     iniset "$conf" service_user send_service_user_token true
     authtoken "$conf" service_user nova
@@ -295,14 +409,23 @@ function flat_set {
     echo "$key = $value" >> "$file"
 }
 
-# libvirt without systemd, dbus or polkit; QEMU as root so that it opens
-# /dev/kvm, the huge pages and the vhost-user sockets whatever their group.
+# libvirt without systemd, dbus or polkit. QEMU runs as the distribution's
+# QEMU user, in the group the devstack plugin gives the huge-page mount and
+# the vhost-user socket directory (kvm, which also opens /dev/kvm). The
+# sockets are root's and the libvirt group's (nova-compute's) only: without
+# polkit, their file mode is the only authentication there is.
 function configure_libvirt {
-    flat_set /etc/libvirt/qemu.conf user '"root"'
-    flat_set /etc/libvirt/qemu.conf group '"root"'
+    local user group
+    user=$(_epa_chain_qemu_user)
+    group=$(_epa_chain_qemu_group)
+    [[ -n $user && -n $group ]] || cloud_die "no QEMU user or group on this" \
+        "host (libvirt-qemu / kvm): is libvirt-daemon-system installed?"
+    flat_set /etc/libvirt/qemu.conf user "\"$user\""
+    flat_set /etc/libvirt/qemu.conf group "\"$group\""
     flat_set /etc/libvirt/libvirtd.conf unix_sock_group '"libvirt"'
-    flat_set /etc/libvirt/libvirtd.conf unix_sock_ro_perms '"0777"'
+    flat_set /etc/libvirt/libvirtd.conf unix_sock_ro_perms '"0770"'
     flat_set /etc/libvirt/libvirtd.conf unix_sock_rw_perms '"0770"'
+    flat_set /etc/libvirt/libvirtd.conf unix_sock_admin_perms '"0700"'
     flat_set /etc/libvirt/libvirtd.conf auth_unix_ro '"none"'
     flat_set /etc/libvirt/libvirtd.conf auth_unix_rw '"none"'
 }
@@ -312,11 +435,11 @@ function configure_neutron {
     local ml2=/$Q_PLUGIN_CONF_FILE agent=$EPA_CHAIN_OVS_AGENT_CONF_FILE
     iniset "$conf" DEFAULT core_plugin ml2
     iniset "$conf" DEFAULT service_plugins ""
-    iniset "$conf" DEFAULT transport_url "rabbit://openstack:$CLOUD_PASSWORD@$CLOUD_HOST:5672/"
+    ini_secret "$conf" DEFAULT transport_url "rabbit://openstack:{rabbitmq}@$CLOUD_HOST:5672/"
     iniset "$conf" DEFAULT rpc_workers 1
     iniset "$conf" DEFAULT api_workers 1
     iniset "$conf" DEFAULT rpc_state_report_workers 1
-    iniset "$conf" database connection "$(os_db_url neutron)"
+    ini_secret "$conf" database connection "$(os_db_url neutron)"
     authtoken "$conf" keystone_authtoken neutron
     authtoken "$conf" nova nova
     iniset "$ml2" ml2 type_drivers flat,vlan
@@ -334,21 +457,21 @@ function configure_neutron {
 
 function configure_heat {
     local conf=/etc/heat/heat.conf
-    iniset "$conf" DEFAULT transport_url "rabbit://openstack:$CLOUD_PASSWORD@$CLOUD_HOST:5672/"
+    ini_secret "$conf" DEFAULT transport_url "rabbit://openstack:{rabbitmq}@$CLOUD_HOST:5672/"
     iniset "$conf" DEFAULT heat_metadata_server_url "http://$CLOUD_HOST:8000"
     iniset "$conf" DEFAULT heat_waitcondition_server_url "http://$CLOUD_HOST:8000/v1/waitcondition"
     iniset "$conf" DEFAULT stack_domain_admin heat_domain_admin
-    iniset "$conf" DEFAULT stack_domain_admin_password "$CLOUD_PASSWORD"
+    ini_secret "$conf" DEFAULT stack_domain_admin_password "{heat-domain-admin}"
     iniset "$conf" DEFAULT stack_user_domain_name heat
     iniset "$conf" DEFAULT num_engine_workers 1
     iniset "$conf" DEFAULT region_name_for_services "$CLOUD_REGION"
-    iniset "$conf" database connection "$(os_db_url heat)"
+    ini_secret "$conf" database connection "$(os_db_url heat)"
     authtoken "$conf" keystone_authtoken heat
     iniset "$conf" trustee auth_url "http://$CLOUD_HOST:5000"
     iniset "$conf" trustee auth_type password
     iniset "$conf" trustee user_domain_name Default
     iniset "$conf" trustee username heat
-    iniset "$conf" trustee password "$CLOUD_PASSWORD"
+    ini_secret "$conf" trustee password "{service-heat}"
     iniset "$conf" clients_keystone auth_uri "http://$CLOUD_HOST:5000"
     iniset "$conf" heat_api workers 1
     uwsgi_workers /etc/heat/heat-api-uwsgi.ini 1 1

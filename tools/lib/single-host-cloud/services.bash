@@ -117,7 +117,7 @@ function service_start {
     how=$(service_field "$name" 1)
     echo "starting $name"
     if [[ $how == initd ]]; then
-        "/etc/init.d/$name" start > "$CLOUD_STATE/run/$name.start" 2>&1 || \
+        timeout 300 "/etc/init.d/$name" start > "$CLOUD_STATE/run/$name.start" 2>&1 || \
             service_fail "$name" "did not start ($(tail -n 1 "$CLOUD_STATE/run/$name.start"))"
     else
         _service_start_direct "$name" || service_fail "$name" "did not start"
@@ -143,7 +143,8 @@ function service_stop {
     pid=$(service_pid "$name") || return 0
     how=$(service_field "$name" 1)
     if [[ $how == initd ]]; then
-        "/etc/init.d/$name" stop > /dev/null 2>&1 || true
+        # An init script waits on its daemon as long as it likes: bounded.
+        timeout 60 "/etc/init.d/$name" stop > /dev/null 2>&1 || true
     else
         kill -TERM "$pid" 2>/dev/null || true
     fi

@@ -3,12 +3,11 @@
 #
 # The single host's "local.conf": the devstack plugin's knobs
 # (devstack/settings documents each) for one host of 2 or more CPUs with no
-# physical NIC, plus the cloud's own names and credentials.
+# physical NIC, plus the cloud's own names (its passwords: secrets.bash).
 
 # ---- The cloud ---------------------------------------------------------------
 CLOUD_STATE=${EPA_CHAIN_CLOUD_STATE:-/var/lib/epa-chain-cloud}
 CLOUD_NAME=${EPA_CHAIN_CLOUD_NAME:-epa-chain}
-CLOUD_PASSWORD=${EPA_CHAIN_CLOUD_PASSWORD:-secret}
 CLOUD_REGION=RegionOne
 CLOUD_HOST=127.0.0.1
 KEYSTONE_URL=http://$CLOUD_HOST:5000/v3

@@ -5,6 +5,24 @@
 # files it edited (their originals), host settings it changed (huge pages,
 # mounts, the ovs-vswitchd alternative).
 
+# state_check_dir - CLOUD_STATE is a directory `down` may remove whole: an
+# absolute, plain path at least two levels deep (never /, never through
+# `..` or a symbolic link), root's and written by root alone.
+function state_check_dir {
+    local dir=$CLOUD_STATE owner mode
+    [[ $dir =~ ^(/[A-Za-z0-9._-]+){2,}$ && ! $dir =~ /\.\.?(/|$) ]] ||
+        cloud_die "EPA_CHAIN_CLOUD_STATE=$dir: give an absolute path two or" \
+            "more levels deep, of letters, digits, '.', '_' and '-'" \
+            "(default /var/lib/epa-chain-cloud)"
+    [[ -e $dir || -L $dir ]] || return 0
+    [[ -d $dir && ! -L $dir ]] || cloud_die "EPA_CHAIN_CLOUD_STATE=$dir:" \
+        "not a directory (or a symbolic link): give another path"
+    read -r owner mode < <(stat -c '%u %a' "$dir")
+    [[ $owner == "$(id -u)" && $(( 8#$mode & 8#022 )) == 0 ]] ||
+        cloud_die "EPA_CHAIN_CLOUD_STATE=$dir: owned by uid $owner, mode" \
+            "$mode: it must be root's and not group- or world-writable"
+}
+
 # state_init - the state directory and devstack's function library.
 function state_init {
     mkdir -p "$CLOUD_STATE"/{etc-orig,records,run}

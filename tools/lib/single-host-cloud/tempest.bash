@@ -53,7 +53,7 @@ function tempest_base_options {
     # class with this account, and removes them after.
     iniset "$conf" auth use_dynamic_credentials True
     iniset "$conf" auth admin_username admin
-    iniset "$conf" auth admin_password "$CLOUD_PASSWORD"
+    ini_secret "$conf" auth admin_password "{admin}"
     iniset "$conf" auth admin_project_name admin
     iniset "$conf" auth admin_domain_name Default
     # The scenarios bring their own networks (provider VLANs, management).
@@ -103,6 +103,8 @@ function cloud_tempest {
             "$(tail -n 5 "$CLOUD_STATE/run/tempest-init.out")"
     fi
     TEMPEST_CONFIG=$TEMPEST_WORKSPACE/etc/tempest.conf
+    # It holds the admin password.
+    chmod 0600 "$TEMPEST_CONFIG"
     tempest_base_options "$TEMPEST_CONFIG"
     epa_chain_check_config
     epa_chain_create_flavors > /dev/null
