@@ -23,7 +23,9 @@ and uploaded, then exactly the user's commands:
     openstack stack delete --wait pvp
 
 and tools/single-host-cloud down, after which nothing it started or made
-may be left. Needs root, and takes tens of minutes: run only with
+may be left. The cloud comes down however the run ends: a failure in
+set-up (a class cleanup), or SIGTERM, SIGHUP or SIGINT (the running command
+is stopped, then `down`). Needs root, and takes tens of minutes: run only with
 EPA_CHAIN_CLOUD_TEST=1 (`tox -e cloud` sets it), EPA_CHAIN_DEVSTACK_SOURCE
 (the devstack tarball whose functions the plugin's code runs with) and
 EPA_CHAIN_PROX_SOURCE (PROX for the image). Progress goes to stderr.
@@ -34,13 +36,16 @@ import glob
 import io
 import json
 import os
+import select
 import shutil
+import signal
 import subprocess
 import sys
 import time
 import unittest
 
 from epa_chain.measurement import results as measurement_results
+from epa_chain.tests.cloud import host
 from epa_chain.tests.cloud import images
 from epa_chain.tests import repo
 
@@ -66,6 +71,9 @@ TEMPEST_TEST_TIMEOUT = 2400
 # Where `up` keeps what `down` needs to give the host back.
 CLOUD_STATE = os.environ.get('EPA_CHAIN_CLOUD_STATE',
                              '/var/lib/epa-chain-cloud')
+# `down` on a cloud whose services run and hold database sessions.
+DOWN_BUDGET_S = 180
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP, signal.SIGINT)
 
 
 def _log(text):
@@ -135,6 +143,13 @@ class SingleHostCloudTest(unittest.TestCase):
                                      'clean up the interrupted run')
         cls.before = _host_state()
         cls.timings = {}
+        # From here on the cloud comes down however the class ends:
+        # unittest runs class cleanups after a failed setUpClass too.
+        cls.addClassCleanup(cls._down_if_up)
+        cls._previous_handlers = {
+            number: signal.signal(number, cls._stopped)
+            for number in STOP_SIGNALS}
+        cls.addClassCleanup(cls._restore_signals)
         # Up first: it probes the hypervisor, which the image depends on.
         cls._up('up_s')
         status = _run([TOOL, 'status']).stdout
@@ -155,9 +170,31 @@ class SingleHostCloudTest(unittest.TestCase):
                             stderr=subprocess.STDOUT)
         cls.timings[timing] = round(time.monotonic() - started)
         if up.returncode != 0:
-            cls._down()
+            # The class cleanup takes the half-built cloud down.
             raise AssertionError('tools/single-host-cloud up exited %d'
                                  % up.returncode)
+
+    @classmethod
+    def _down_if_up(cls):
+        if os.path.isdir(CLOUD_STATE):
+            _log('taking the cloud down (class cleanup)')
+            cls._down()
+
+    @classmethod
+    def _stopped(cls, number, frame):
+        """A stop signal: end what runs, take the cloud down, exit."""
+        _log('signal %d: stopping the running command, then down' % number)
+        for number_ in STOP_SIGNALS:
+            signal.signal(number_, signal.SIG_IGN)
+        host.stop_descendants(os.getpid())
+        if os.path.isdir(CLOUD_STATE):
+            cls._down()
+        os._exit(128 + number)
+
+    @classmethod
+    def _restore_signals(cls):
+        for number, handler in cls._previous_handlers.items():
+            signal.signal(number, handler)
 
     @classmethod
     def tearDownClass(cls):
@@ -165,8 +202,46 @@ class SingleHostCloudTest(unittest.TestCase):
 
     @classmethod
     def _down(cls):
-        return subprocess.run([TOOL, 'down', '--keep-logs'],
-                              stderr=subprocess.STDOUT).returncode
+        # Bounded: `down` bounds its own waits, this bounds `down`.
+        try:
+            return subprocess.run([TOOL, 'down', '--keep-logs'],
+                                  stderr=subprocess.STDOUT,
+                                  timeout=2 * DOWN_BUDGET_S).returncode
+        except subprocess.TimeoutExpired:
+            _log('down did not finish in %d s' % (2 * DOWN_BUDGET_S))
+            return -1
+
+    def test_0_private_to_this_host(self):
+        """Loopback listeners, 0600 secrets, guarded libvirt sockets."""
+        listening = _run(['ss', '-H', '-l', '-t', '-u', '-n', '-p']).stdout
+        self.assertEqual([], host.exposed(listening), listening)
+        secrets = os.path.join(CLOUD_STATE, 'secrets')
+        self.assertEqual(0o700, os.stat(secrets).st_mode & 0o777)
+        names = sorted(os.listdir(secrets))
+        self.assertIn('admin', names)
+        self.assertIn('db-nova', names)
+        self.assertIn('rabbitmq', names)
+        passwords = set()
+        for name in names:
+            path = os.path.join(secrets, name)
+            self.assertEqual(0o600, os.stat(path).st_mode & 0o777, path)
+            with open(path) as stream:
+                passwords.add(stream.read().strip())
+        # One random password per account.
+        self.assertEqual(len(names), len(passwords))
+        self.assertTrue(all(len(word) >= 32 for word in passwords))
+        self.assertEqual([], host.readable_by_others([
+            '/etc/openstack/clouds.yaml', '/run/libvirt/libvirt-sock',
+            '/run/libvirt/libvirt-sock-ro', secrets]))
+        # No password on any command line of the host.
+        for pid in filter(str.isdigit, os.listdir('/proc')):
+            try:
+                with open('/proc/%s/cmdline' % pid, 'rb') as stream:
+                    argv = stream.read().decode(errors='replace')
+            except OSError:
+                continue
+            for password in passwords:
+                self.assertNotIn(password, argv, 'pid %s' % pid)
 
     def _stack_resources(self):
         """Servers, ports, networks and flavors named after the stack."""
@@ -195,6 +270,10 @@ class SingleHostCloudTest(unittest.TestCase):
                                'Interface']).stdout
             self.assertGreaterEqual(
                 interfaces.count('dpdkvhostuserclient'), 4, interfaces)
+            # The guests' QEMU is not root's.
+            users = host.process_users('qemu-system-x86')
+            self.assertTrue(users, 'no QEMU process found')
+            self.assertNotIn('root', users)
 
             proof_file = os.path.join(os.environ.get('TMPDIR', '/tmp'),
                                       'epa-chain-cloud-proof.json')
@@ -380,10 +459,35 @@ class SingleHostCloudTest(unittest.TestCase):
         # Every stack deleted by the scenarios' cleanups.
         self.assertEqual([], _openstack_json('stack', 'list'))
 
+    def _hold_a_transaction(self):
+        # A neutron session idle inside a transaction, as CI once saw:
+        # its metadata lock made `DROP DATABASE neutron` wait for a day.
+        options = os.path.join(CLOUD_STATE, 'run', 'holder.cnf')
+        with open(os.path.join(CLOUD_STATE, 'secrets', 'db-neutron')) as s:
+            password = s.read().strip()
+        with open(os.open(options, os.O_WRONLY | os.O_CREAT, 0o600),
+                  'w') as stream:
+            stream.write('[client]\nuser=neutron\npassword=%s\n' % password)
+        holder = subprocess.Popen(
+            ['mysql', '--defaults-extra-file=' + options, '--unbuffered',
+             '-N', 'neutron'],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT, text=True)
+        holder.stdin.write('BEGIN; SELECT COUNT(*) FROM networks;\n')
+        holder.stdin.flush()
+        # The count comes back once the transaction holds its lock.
+        ready, _, _ = select.select([holder.stdout], [], [], 60)
+        self.assertTrue(ready, 'the holding session did not answer')
+        self.assertTrue(holder.stdout.readline().strip().isdigit())
+        return holder
+
     def test_9_down_leaves_nothing(self):
+        holder = self._hold_a_transaction()
+        self.addCleanup(holder.kill)
         started = time.monotonic()
         self.assertEqual(0, self._down())
         self.timings['down_s'] = round(time.monotonic() - started)
+        self.assertLess(self.timings['down_s'], DOWN_BUDGET_S)
         alive = [pid for pid in self.pids if os.path.exists('/proc/%d' % pid)]
         self.assertEqual([], alive, 'processes up started are still alive')
         self.assertEqual(self.before, _host_state())
