@@ -34,6 +34,7 @@ from epa_chain.measurement import searches
 from epa_chain.measurement.searches import common
 from epa_chain.measurement import soak
 from epa_chain.measurement import trial
+from epa_chain import outputs
 
 # With no minimum given: 0.1 % of the maximum load.
 DEFAULT_MIN_LOAD_FRACTION = 0.001
@@ -105,20 +106,26 @@ class Campaign:
 
 
 class _Saver:
-    """Rewrites the partial document in results_dir after each step."""
+    """Rewrites the partial document in results_dir after each step.
+
+    The path is checked before the first trial, and again at every save
+    (results.write_json): a link or device planted there is refused.
+    """
+
+    OPTION = 'results_dir'
 
     def __init__(self, results_dir, document):
         self.document = document
         self.path = None
         if results_dir:
             stamp = time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())
-            self.path = os.path.join(
+            self.path = outputs.check_file(os.path.join(
                 results_dir, 'epa-chain-%s-%s.json' % (document['method'],
-                                                       stamp))
+                                                       stamp)), self.OPTION)
 
     def save(self):
         if self.path:
-            results.write_json(self.document, self.path)
+            results.write_json(self.document, self.path, self.OPTION)
 
 
 def _case_label(frame_size, flows, directions):
@@ -256,9 +263,13 @@ def run(generator, plan, progress=None):
     return document
 
 
-def write_json(document, path):
-    """Write the document to `path` (atomically); returns the path."""
-    return results.write_json(document, path)
+def write_json(document, path, option='results file'):
+    """Write the document to `path` (atomically); returns the path.
+
+    An existing `path` that is not a regular file is refused (`option`
+    names it), never replaced.
+    """
+    return results.write_json(document, path, option)
 
 
 def errors(document):

@@ -16,15 +16,24 @@ The schema (schemas/results-1.json) is the contract with everything that
 reads results later - `epa-chain report`, dashboards, the next version of
 this code. A reader checks `schema` first and refuses versions it does
 not know rather than guessing.
+
+A results file is input like any other: it may be a FIFO, a device, a
+directory, binary, compressed, truncated, huge, nested past any results
+document or hold NaN or Infinity (which Python's json module reads and
+writes, and JSON does not have). Each is refused in one line naming the
+file and, where there is one, the field. Nothing non-finite is written.
 """
 
 import datetime
 from importlib import metadata
 import json
+import math
 import os
-import tempfile
+import re
+import stat
 
 from epa_chain.measurement import latency
+from epa_chain import outputs
 
 SCHEMA_ID = 'epa-chain/results/1'
 #: `epa-chain local run --vnf-counts`: one results document per chain
@@ -39,6 +48,17 @@ SCHEMAS = {
                               '`epa-chain local run --vnf-counts`'),
 }
 SCHEMA_FILE = os.path.join(SCHEMA_DIR, SCHEMAS[SCHEMA_ID][0])
+
+
+#: A results document of a week's soak is a few MB; a bigger file is not
+#: one (and /dev/zero-like inputs end here).
+MAX_BYTES = 64 * 1024 * 1024
+#: A results document nests about ten levels; anything far deeper is not
+#: one, and would exhaust recursion in whatever reads it next.
+MAX_DEPTH = 64
+GZIP_MAGIC = b'\x1f\x8b'
+FIX = 'give a file written by `epa-chain measure --json`'
+_PLAIN_KEY = re.compile(r'^[A-Za-z0-9_.-]+$')
 
 
 class ResultsError(ValueError):
@@ -116,12 +136,76 @@ def load_schema(schema_id=SCHEMA_ID):
         return json.load(stream)
 
 
-def _field_path(error):
+def _field_path(parts):
+    """'cases[0].trials[3].loss_ratio' of the keys and indexes `parts`."""
     path = ''
-    for part in error.absolute_path:
-        path += '[%d]' % part if isinstance(part, int) else (
-            '.%s' % part if path else str(part))
+    for part in parts:
+        if isinstance(part, int):
+            path += '[%d]' % part
+        elif _PLAIN_KEY.match(part):
+            path += '.%s' % part if path else part
+        else:
+            # A key of the file's own making: quoted, on one line.
+            path += '[%s]' % json.dumps(part)
     return path or '(top level)'
+
+
+class _NonFinite(float):
+    """A NaN or infinity as the file writes it, for the error to quote."""
+
+    def __new__(cls, text):
+        made = super().__new__(cls, text)
+        made.text = text
+        return made
+
+
+def _json_float(text):
+    # 1e999 is a valid JSON number that Python reads as infinity.
+    value = float(text)
+    return value if math.isfinite(value) else _NonFinite(text)
+
+
+def _check_values(document, source, fix):
+    """Refuse a NaN or infinity, or nesting past MAX_DEPTH, naming where.
+
+    Walked without recursion: the nesting is what is being checked.
+    """
+    pending = [((), document)]
+    while pending:
+        parts, value = pending.pop()
+        if len(parts) > MAX_DEPTH:
+            raise ResultsError('%s: field %s: nested deeper than %d levels, '
+                               'which no results document is; %s' % (
+                                   source, _field_path(parts[:MAX_DEPTH]),
+                                   MAX_DEPTH, fix))
+        if isinstance(value, float) and not math.isfinite(value):
+            raise ResultsError('%s: field %s is %s: JSON has no such number '
+                               'and no result is one; %s' % (
+                                   source, _field_path(parts),
+                                   getattr(value, 'text', repr(value)), fix))
+        if isinstance(value, dict):
+            items = value.items()
+        elif isinstance(value, (list, tuple)):
+            items = enumerate(value)
+        else:
+            continue
+        # Reversed onto the stack: the first field is reported first.
+        pending.extend((parts + (key,), item)
+                       for key, item in reversed(list(items)))
+
+
+def _finite_validator(schema):
+    """The schema's validator, with NaN and infinities not numbers."""
+    import jsonschema
+
+    base = jsonschema.Draft202012Validator
+
+    def is_number(checker, value):
+        return base.TYPE_CHECKER.is_type(value, 'number') and not (
+            isinstance(value, float) and not math.isfinite(value))
+    finite = jsonschema.validators.extend(
+        base, type_checker=base.TYPE_CHECKER.redefine('number', is_number))
+    return finite(schema)
 
 
 def validate(document, source='results document', schema_id=SCHEMA_ID):
@@ -141,7 +225,7 @@ def validate(document, source='results document', schema_id=SCHEMA_ID):
         raise ResultsError('%s: cannot validate without the jsonschema '
                            'package (pip install jsonschema)'
                            % source) from error
-    validator = jsonschema.Draft202012Validator(load_schema(schema_id))
+    validator = _finite_validator(load_schema(schema_id))
     errors = list(validator.iter_errors(document))
     if errors:
         # The deepest error names the field; "null or object" alternatives
@@ -154,40 +238,98 @@ def validate(document, source='results document', schema_id=SCHEMA_ID):
         raise ResultsError(
             '%s: field %s: %s%s; the file does not follow %s - regenerate '
             'it with %s or correct that field'
-            % (source, _field_path(first), first.message, more, schema_id,
-               writer))
+            % (source, _field_path(first.absolute_path), first.message,
+               more, schema_id, writer))
     if schema_id == CHAIN_LENGTHS_SCHEMA_ID:
         # Each run is a whole results document (its own schema).
         for number, run in enumerate(document['runs']):
             validate(run, '%s: runs[%d]' % (source, number))
 
 
-def load(path):
-    """Read and validate a results file."""
+def _read_at_most(handle, limit):
+    chunks, size = [], 0
+    while size < limit:
+        chunk = os.read(handle, min(limit - size, 1 << 20))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        size += len(chunk)
+    return b''.join(chunks)
+
+
+def _read(path):
+    """The file's text: a regular file, at most MAX_BYTES, UTF-8."""
     try:
-        with open(path, encoding='utf-8') as stream:
-            document = json.load(stream)
+        # O_NONBLOCK: opening a FIFO must not wait for a writer.
+        handle = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY)
     except OSError as error:
-        raise ResultsError('%s: cannot read: %s' % (path, error.strerror))
+        raise ResultsError('%s: cannot read: %s; %s' % (
+            path, error.strerror or error, FIX)) from None
+    try:
+        mode = os.fstat(handle).st_mode
+        if not stat.S_ISREG(mode):
+            raise ResultsError('%s: is %s, not a regular file; %s' % (
+                path, 'a directory' if stat.S_ISDIR(mode) else
+                'a device, FIFO or socket', FIX))
+        data = _read_at_most(handle, MAX_BYTES + 1)
+    except OSError as error:
+        raise ResultsError('%s: cannot read: %s; %s' % (
+            path, error.strerror or error, FIX)) from None
+    finally:
+        os.close(handle)
+    if len(data) > MAX_BYTES:
+        raise ResultsError('%s: larger than %d MiB; a results file is not'
+                           '; %s' % (path, MAX_BYTES // 2 ** 20, FIX))
+    if data.startswith(GZIP_MAGIC):
+        raise ResultsError('%s: gzip-compressed; decompress it first '
+                           '(gunzip -k %s)' % (path, path))
+    try:
+        return data.decode('utf-8-sig')
+    except UnicodeDecodeError as error:
+        raise ResultsError('%s: not UTF-8 text (byte 0x%02x at offset %d): '
+                           'binary or another encoding; %s' % (
+                               path, data[error.start], error.start, FIX)
+                           ) from None
+
+
+def parse(text, source):
+    """The JSON document in `text`, checked finite and not too deep."""
+    try:
+        document = json.loads(text, parse_constant=_NonFinite,
+                              parse_float=_json_float)
+    except RecursionError:
+        raise ResultsError('%s: nested too deeply to read; %s' % (
+            source, FIX)) from None
     except ValueError as error:
-        raise ResultsError('%s: not JSON (%s); give a file written by '
-                           '`epa-chain measure --json`' % (path, error))
+        raise ResultsError('%s: not JSON (%s); %s' % (
+            source, ' '.join(str(error).split()), FIX)) from None
+    _check_values(document, source, FIX)
+    return document
+
+
+def load(path):
+    """Read and validate a results file; ResultsError names the file."""
+    document = parse(_read(path), path)
     validate(document, path)
     return document
 
 
-def write_json(document, path):
-    """Write atomically: readers never see half a file, even mid-soak."""
-    directory = os.path.dirname(os.path.abspath(path))
-    os.makedirs(directory, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(dir=directory, prefix='.results-',
-                                         suffix='.json')
-    try:
-        with os.fdopen(handle, 'w', encoding='utf-8') as stream:
-            json.dump(document, stream, indent=1, sort_keys=True)
-            stream.write('\n')
-        os.replace(temporary, path)
-    except BaseException:
-        os.unlink(temporary)
-        raise
-    return path
+def to_text(document, source='results document'):
+    """The document as JSON text; ResultsError names a non-finite field.
+
+    allow_nan=False would refuse one too, without saying where.
+    """
+    _check_values(document, source, 'the generator or its options made '
+                  'it: nothing is written')
+    return json.dumps(document, indent=1, sort_keys=True,
+                      allow_nan=False) + '\n'
+
+
+def write_json(document, path, option='results file'):
+    """Write atomically: readers never see half a file, even mid-soak.
+
+    `path` is checked first (outputs.check_file): an existing path that
+    is not a regular file - a device, a FIFO, a symbolic link - is
+    refused, never replaced. `option` names it in errors.
+    """
+    return outputs.write_text(path, to_text(document, path), option)

@@ -16,7 +16,9 @@ import copy
 import io
 import json
 import os
+import stat
 import tempfile
+from unittest import mock
 
 import jsonschema
 import testtools
@@ -105,6 +107,133 @@ class TestSchema(testtools.TestCase):
         self.assertIn('not JSON', str(error))
 
 
+class TestUntrustedFiles(testtools.TestCase):
+    """A results file is input: every bad one is one error naming it."""
+
+    def setUp(self):
+        super().setUp()
+        self.directory = tempfile.mkdtemp(prefix='epa-results-')
+        self.addCleanup(_remove_tree, self.directory)
+        self.document = measure('rfc2544', frame_sizes=['64'],
+                                flow_counts=[1])
+
+    def path(self, name):
+        return os.path.join(self.directory, name)
+
+    def file(self, name, data):
+        with open(self.path(name), 'wb') as stream:
+            stream.write(data if isinstance(data, bytes)
+                         else data.encode('utf-8'))
+        return self.path(name)
+
+    def assertRefused(self, path, *expected):
+        error = self.assertRaises(results.ResultsError, results.load, path)
+        self.assertIn(path, str(error))
+        self.assertNotIn('\n', str(error))
+        for text in expected:
+            self.assertIn(text, str(error))
+        return error
+
+    def good_text(self):
+        return json.dumps(self.document)
+
+    def test_nan_and_infinity_are_refused_naming_the_field(self):
+        text = self.good_text().replace('"loss_ratio": 0.0', '"loss_ratio": '
+                                        'NaN', 1)
+        self.assertIn('NaN', text)
+        self.assertRefused(self.file('nan.json', text),
+                           'field cases[0].search.goals[0].loss_ratio is NaN')
+        for constant in ('Infinity', '-Infinity', '1e999', '-1e400'):
+            text = self.good_text().replace(
+                '"trial_duration_s": 10.0', '"trial_duration_s": %s'
+                % constant)
+            self.assertRefused(self.file('inf.json', text),
+                               'field parameters.trial_duration_s is %s'
+                               % constant)
+
+    def test_the_schema_refuses_non_finite_numbers_too(self):
+        broken = copy.deepcopy(self.document)
+        broken['cases'][0]['line_rate_fps'] = float('nan')
+        error = self.assertRaises(results.ResultsError, results.validate,
+                                  broken, 'r.json')
+        self.assertIn('field cases[0].line_rate_fps', str(error))
+        broken['cases'][0]['line_rate_fps'] = float('inf')
+        self.assertRaises(results.ResultsError, results.validate, broken)
+
+    def test_not_a_document(self):
+        for name, data, expected in (
+                ('list.json', '[1, 2]', 'a JSON object, not list'),
+                ('number.json', '42', 'a JSON object, not int'),
+                ('empty.json', '', 'not JSON'),
+                ('truncated.json', self.good_text()[:500], 'not JSON'),
+                ('binary.json', b'\x00\xff\xfe\x80' * 64, 'not UTF-8'),
+                ('utf16.json', self.good_text().encode('utf-16'),
+                 'not UTF-8'),
+                ('digits.json', '{"schema": %s}' % ('9' * 5000),
+                 'not JSON'),
+                ('gzip.json.gz', b'\x1f\x8b\x08\x00' + b'\x00' * 20,
+                 'gzip-compressed; decompress it first')):
+            self.assertRefused(self.file(name, data), expected)
+
+    def test_a_bom_is_accepted(self):
+        path = self.file('bom.json', b'\xef\xbb\xbf' +
+                         self.good_text().encode('utf-8'))
+        self.assertEqual('rfc2544', results.load(path)['method'])
+
+    def test_deep_nesting_is_refused_not_a_crash(self):
+        for depth in (results.MAX_DEPTH + 5, 100000):
+            text = '{"schema": "epa-chain/results/1", "tags": %s%s}' % (
+                '[' * depth, ']' * depth)
+            self.assertRefused(self.file('deep.json', text), 'nested')
+
+    def test_what_is_not_a_regular_file_is_refused_without_waiting(self):
+        fifo = self.path('fifo.json')
+        os.mkfifo(fifo)
+        # No writer: reading it would block forever.
+        self.assertRefused(fifo, 'not a regular file')
+        self.assertRefused(self.directory, 'a directory')
+        self.assertRefused(self.path('missing.json'), 'cannot read',
+                           'No such file')
+
+    def test_a_huge_file_is_refused_after_reading_the_bound_only(self):
+        path = self.file('huge.json', ' ' * 2048 + self.good_text())
+        with mock.patch.object(results, 'MAX_BYTES', 1024):
+            self.assertRefused(path, 'larger than')
+
+    def test_writing_a_non_finite_value_names_it_and_writes_nothing(self):
+        broken = copy.deepcopy(self.document)
+        broken['cases'][0]['trials'][1]['loss_ratio'] = float('nan')
+        target = self.path('out.json')
+        error = self.assertRaises(results.ResultsError, results.write_json,
+                                  broken, target, '--json')
+        self.assertIn('field cases[0].trials[1].loss_ratio is nan',
+                      str(error))
+        self.assertEqual([], os.listdir(self.directory))
+
+    def test_writing_never_replaces_what_is_not_a_regular_file(self):
+        fifo = self.path('fifo.json')
+        os.mkfifo(fifo)
+        victim = self.file('victim', 'precious')
+        link = self.path('link.json')
+        os.symlink(victim, link)
+        for target, kind in ((fifo, 'a FIFO'), (link, 'a symbolic link'),
+                             (self.directory, 'a directory')):
+            error = self.assertRaises(ValueError, campaign.write_json,
+                                      self.document, target, '--json')
+            self.assertIn('--json %s: exists and is %s' % (target, kind),
+                          str(error))
+        self.assertTrue(stat.S_ISFIFO(os.lstat(fifo).st_mode))
+        self.assertTrue(os.path.islink(link))
+        with open(victim) as stream:
+            self.assertEqual('precious', stream.read())
+
+    def test_round_trip_of_a_written_file(self):
+        target = self.path('out.json')
+        campaign.write_json(self.document, target)
+        self.assertEqual(json.loads(json.dumps(self.document)),
+                         results.load(target))
+
+
 class TestSoak(testtools.TestCase):
 
     def test_partial_results_are_written_as_it_goes(self):
@@ -143,6 +272,28 @@ class TestSoak(testtools.TestCase):
         self.assertTrue(final['complete'])
         forward = soak['directions']['forward']
         self.assertEqual(5 * sut.latency_samples, forward['count'])
+
+    def test_a_planted_link_in_results_dir_is_refused_not_followed(self):
+        directory = tempfile.mkdtemp(prefix='epa-soak-')
+        self.addCleanup(_remove_tree, directory)
+        victim = os.path.join(directory, 'victim')
+        with open(victim, 'w') as stream:
+            stream.write('precious')
+        plan = campaign.Campaign(frame_sizes=['64'], method='rfc2544',
+                                 latency_duration_s=0,
+                                 results_dir=directory)
+        sut = model.ModelGenerator()
+        stamp = '20250101T000000Z'
+        os.symlink(victim, os.path.join(
+            directory, 'epa-chain-rfc2544-%s.json' % stamp))
+        with mock.patch.object(campaign.time, 'strftime',
+                               return_value=stamp):
+            error = self.assertRaises(ValueError, campaign.run, sut, plan)
+        self.assertIn('results_dir', str(error))
+        self.assertIn('a symbolic link', str(error))
+        self.assertEqual(0, sut.trials_run)   # refused before any trial
+        with open(victim) as stream:
+            self.assertEqual('precious', stream.read())
 
     def test_soak_needs_a_results_dir(self):
         error = self.assertRaises(ValueError, campaign.Campaign,
@@ -248,6 +399,6 @@ class TestCampaignValidation(testtools.TestCase):
 
 
 def _remove_tree(directory):
-    for name in os.listdir(directory):
-        os.unlink(os.path.join(directory, name))
-    os.rmdir(directory)
+    import shutil
+
+    shutil.rmtree(directory)
