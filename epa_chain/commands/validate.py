@@ -15,8 +15,11 @@
 Runs the checks `openstack stack create` runs (Heat strict validation,
 nested templates resolved with their real parameter values), then the NFV
 rules Heat lacks: Nova extra specs, provider VLANs, port security, the MAC
-chain. Lookups that need a cloud (images, existing flavors and networks)
-are listed as skipped. Exit status: 0 all valid, 1 errors found, 2 usage.
+chain, management access. Lookups that need a cloud (images, existing
+flavors and networks) are listed as skipped. Files a template uses must be
+inside its directory tree; URLs are never fetched. A file that cannot be
+read, or is refused, is a LOAD error, also printed on one line to stderr.
+Exit status: 0 all valid, 1 errors found, 2 usage.
 
   epa-chain validate templates/                 every template and preset
   epa-chain validate templates/chain.yaml -e templates/presets/pvp-bidir.yaml
@@ -26,6 +29,8 @@ import json
 import os
 import sys
 import time
+
+from epa_chain.hot import tree
 
 
 def add_arguments(parser):
@@ -39,6 +44,8 @@ def add_arguments(parser):
                         help='print a JSON document instead of text')
     parser.add_argument('-q', '--quiet', action='store_true',
                         help='do not list the checks skipped offline')
+    parser.add_argument(tree.ALLOW_OPTION, action='store_true',
+                        help=tree.ALLOW_HELP)
 
 
 def run(args):
@@ -51,18 +58,31 @@ def run(args):
     for path in args.paths:
         if os.path.isdir(path):
             if args.environment:
-                print('epa-chain validate: -e applies to template files, '
-                      'not to directory %s' % path, file=sys.stderr)
+                _error('-e applies to template files, not to directory %s'
+                       % path)
                 return 2
-            reports.extend(runner.validate_tree(path))
+            found = runner.validate_tree(path, args.allow_files_outside)
+            if not found:
+                _error('%s: no template (a .yaml file with '
+                       'heat_template_version) in it; give a directory '
+                       'of templates' % path)
+            reports.extend(found)
         else:
-            reports.append(runner.validate(path, args.environment))
+            reports.append(runner.validate(
+                path, args.environment,
+                allow_outside=args.allow_files_outside))
     elapsed = time.monotonic() - started
+    for refusal in runner.refusals(reports):
+        _error('%s: %s; %s' % (refusal.file, refusal.message, refusal.fix))
     if args.json:
         _print_json(reports, elapsed)
     else:
         _print_text(reports, elapsed, args.quiet)
     return 0 if reports and all(r.ok for r in reports) else 1
+
+
+def _error(message):
+    print('epa-chain validate: %s' % message, file=sys.stderr)
 
 
 def _print_json(reports, elapsed):

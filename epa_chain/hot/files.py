@@ -16,33 +16,50 @@ heatclient's template_utils is what `openstack stack create` runs: it reads
 the template, follows nested template types and get_file paths, merges the
 `-e` environments and collects every referenced file. Using it here means
 validation sees exactly the stack a user would create.
+
+heatclient would read any file and fetch any URL a template names, and
+parse them with nothing bounding the work. So the files are read first,
+here, following the references the way template_utils does: each is
+checked against the template's directory tree (tree.py) and read and
+checked by safe_yaml before anything parses it. template_utils then
+assembles the stack from those checked bytes only (its object_request
+hook), and never opens a file itself.
 """
 
+import base64
 import dataclasses
 import os
+import pathlib
 import typing
 from urllib import parse as urlparse
 
-import yaml
-
+from heatclient.common import environment_format
+from heatclient.common import template_format
 from heatclient.common import template_utils
+from heatclient.common import utils as heat_utils
 
-ENVIRONMENT_SECTIONS = frozenset([
-    'parameters', 'parameter_defaults', 'resource_registry', 'event_sinks',
-    'encrypted_param_names', 'parameter_merge_strategies'])
+from epa_chain.hot import safe_yaml
+from epa_chain.hot import tree as tree_mod
+
+ENVIRONMENT_SECTIONS = frozenset(environment_format.SECTIONS)
+# The sections Heat takes as lists; the others are mappings.
+_LIST_SECTIONS = ('event_sinks', 'encrypted_param_names')
+TEMPLATE_VERSION_KEYS = ('heat_template_version', 'HeatTemplateFormatVersion',
+                         'AWSTemplateFormatVersion')
 TEMPLATE_SUFFIXES = ('.yaml', '.yml', '.template')
+# The `type:` values heatclient follows as nested templates.
+_NESTED_SUFFIXES = ('.yaml', '.template')
+# Registry entries heatclient does not read as files.
+_REGISTRY_SKIPPED = ('hooks', 'restricted_actions')
+# Files including files deeper than this are refused: Heat nests stacks
+# at most 5 deep (max_nested_stack_depth), and heatclient recurses.
+MAX_FILE_DEPTH = 20
 # Environments in a directory of this name adapt a chain to a kind of host
 # rather than choosing one: they go on top of a preset (`-e PRESET -e ENV`).
 OVERLAY_DIRECTORY = 'environments'
 
-
-class LoadError(Exception):
-    """A template or environment file cannot be read or parsed."""
-
-    def __init__(self, path, message):
-        super().__init__('%s: %s' % (path, message))
-        self.path = path
-        self.message = message
+# A file that cannot be read, or must not be (safe_yaml, tree).
+LoadError = safe_yaml.InputError
 
 
 @dataclasses.dataclass
@@ -61,9 +78,7 @@ class TemplateSet:
         Relative to the working directory when the file is below it, as the
         user typed it; absolute otherwise.
         """
-        path = url_to_path(url_or_path)
-        rel = os.path.relpath(path, os.getcwd())
-        return path if rel.startswith('..') else rel
+        return safe_yaml.shown(url_to_path(url_or_path))
 
 
 def url_to_path(url_or_path):
@@ -72,24 +87,31 @@ def url_to_path(url_or_path):
     return url_or_path
 
 
-def load(template_path, environment_paths=()):
-    """Load a template and its environments as `stack create` would."""
-    template_path = os.path.abspath(template_path)
-    environment_paths = [os.path.abspath(p) for p in environment_paths]
-    for path in [template_path] + environment_paths:
-        if not os.path.isfile(path):
-            raise LoadError(path, 'no such file')
+def load(template_path, environment_paths=(), allow_outside=False):
+    """Load a template and its environments as `stack create` would.
+
+    LoadError names the file (and the field) refused or unreadable.
+    """
+    template_path = os.path.abspath(template_path) if template_path else ''
+    environment_paths = [os.path.abspath(p) if p else ''
+                         for p in environment_paths]
+    reader = _Reader(tree_mod.Tree(template_path, allow_outside))
+    template_url = reader.template(template_path)
+    environment_urls = [reader.environment(p) for p in environment_paths]
     try:
         tpl_files, template = template_utils.get_template_contents(
-            template_file=template_path)
-    except Exception as exc:
-        raise LoadError(template_path, _describe(exc))
-    try:
+            template_object=template_url, object_request=reader.serve)
         env_files, environment = (
             template_utils.process_multiple_environments_and_files(
-                env_paths=environment_paths))
+                env_paths=environment_urls,
+                env_path_is_object=lambda path: True,
+                object_request=reader.serve))
+    except LoadError:
+        raise
     except Exception as exc:
-        raise LoadError(', '.join(environment_paths), _describe(exc))
+        # Checked above as heatclient reads them: not expected.
+        raise LoadError(safe_yaml.shown(template_path), _describe(exc),
+                        'see the message')
     files = {}
     for name, content in list(tpl_files.items()) + list(env_files.items()):
         # get_file contents come back as bytes; Heat wants text.
@@ -100,17 +122,208 @@ def load(template_path, environment_paths=()):
                        environment or {}, files)
 
 
+class _Reader:
+    """Reads a template set's files as template_utils would, checked.
+
+    Every file is read once, into `checked`, keyed by the URL heatclient
+    gives it; serve() hands template_utils those bytes and nothing else.
+    """
+
+    def __init__(self, tree):
+        self.tree = tree
+        self.checked = {}
+        self._walking = []      # the chain of files being followed
+
+    def template(self, path):
+        what = 'template'
+        text = safe_yaml.read_text(path, what)
+        name = safe_yaml.shown(path)
+        document = safe_yaml.load_text(text, name, what)
+        if not any(key in document for key in TEMPLATE_VERSION_KEYS):
+            raise LoadError(name, 'not a Heat template: no '
+                            'heat_template_version', 'give a HOT template '
+                            '(the shipped one is templates/chain.yaml)')
+        url = _file_url(path)
+        self.checked[url] = text.encode('utf-8')
+        self._walking.append(url)
+        self._follow_template(_heat_parse(text, name), url, name)
+        self._walking.pop()
+        return url
+
+    def environment(self, path):
+        what = 'environment'
+        text = safe_yaml.read_text(path, what)
+        name = safe_yaml.shown(path)
+        document = safe_yaml.load_text(text, name, what)
+        check_environment(document, name)
+        url = _file_url(path)
+        self.checked[url] = text.encode('utf-8')
+        self._follow_registry(document.get('resource_registry'), url, name)
+        return url
+
+    def serve(self, method, url):
+        """template_utils' object_request: the checked bytes, or refuse."""
+        if url not in self.checked:
+            raise LoadError(safe_yaml.shown(url_to_path(url)),
+                            'heatclient asked for a file the checks did not '
+                            'read', 'report this as a bug of epa-chain')
+        content = self.checked[url]
+        try:
+            content.decode('utf-8')
+        except UnicodeDecodeError:
+            # What template_utils does with a binary get_file.
+            content = base64.encodebytes(content)
+        return content
+
+    # ---- following references the way template_utils does ------------
+
+    def _follow_template(self, document, url, name, where=()):
+        """Every get_file, and every type naming a .yaml/.template file."""
+        if isinstance(document, dict):
+            for key, value in document.items():
+                field = where + (str(key),)
+                if isinstance(value, (dict, list)):
+                    self._follow_template(value, url, name, field)
+                elif isinstance(value, str) and (
+                        key == 'get_file' or key == 'type' and
+                        value.endswith(_NESTED_SUFFIXES)):
+                    self._read(url, value, name, _dotted(field))
+        elif isinstance(document, list):
+            for index, value in enumerate(document):
+                self._follow_template(value, url, name, where + (index,))
+
+    def _follow_registry(self, registry, url, name):
+        if registry is None:
+            return
+        base = self._base_url(registry, heat_utils.base_url_for_url(url),
+                              name, 'resource_registry')
+        self._registry_entries(registry, base, url, name,
+                               'resource_registry')
+        resources = registry.get('resources', {})
+        if not isinstance(resources, dict):
+            raise LoadError(name, 'resource_registry.resources is %s, not '
+                            'a mapping' % safe_yaml.kind_of(resources),
+                            'map resource names to their registry entries')
+        for resource, entries in resources.items():
+            field = 'resource_registry.resources.%s' % resource
+            if not isinstance(entries, dict):
+                raise LoadError(name, '%s is %s, not a mapping' % (
+                    field, safe_yaml.kind_of(entries)),
+                    'map resource types to templates there')
+            self._registry_entries(
+                entries, self._base_url(entries, base, name, field), url,
+                name, field)
+
+    def _base_url(self, entries, default, name, field):
+        base = entries.get('base_url', default)
+        if not isinstance(base, str) or not tree_mod.is_url(base):
+            raise LoadError(name, '%s.base_url %r: not a file:// URL' % (
+                field, base), 'leave base_url out: entries are relative to '
+                'the environment file')
+        return base
+
+    def _registry_entries(self, entries, base, url, name, where):
+        for key, value in entries.items():
+            field = '%s.%s' % (where, key)
+            if key == 'base_url' or isinstance(value, dict):
+                continue
+            if key in _REGISTRY_SKIPPED and isinstance(value, list):
+                continue
+            if not isinstance(value, str):
+                raise LoadError(name, '%s is %s' % (
+                    field, safe_yaml.kind_of(value)),
+                    'give a resource type (OS::...) or a template path')
+            if '::' in value or key in _REGISTRY_SKIPPED:
+                continue
+            self._read(url, value, name, field, base)
+
+    def _read(self, referrer_url, value, referrer, field, base=None):
+        """Read (once) the file `value` names, and what it names in turn."""
+        if base is None:
+            base = heat_utils.base_url_for_url(referrer_url)
+        if base and not base.endswith('/'):
+            base += '/'
+        url = urlparse.urljoin(base, value)
+        if url in self._walking:
+            chain = [safe_yaml.shown(url_to_path(u))
+                     for u in self._walking[self._walking.index(url):]]
+            raise LoadError(referrer, '%s %s: the templates include each '
+                            'other (%s)' % (field, value, ' -> '.join(
+                                chain + [chain[0]])),
+                            'Heat refuses recursive templates: break the '
+                            'cycle')
+        if url in self.checked:
+            return
+        if len(self._walking) >= MAX_FILE_DEPTH:
+            raise LoadError(referrer, '%s %s: files include files more '
+                            'than %d deep' % (field, value, MAX_FILE_DEPTH),
+                            'Heat nests stacks at most 5 deep: flatten '
+                            'them')
+        path = self.tree.url(url, referrer, field, value)
+        data = safe_yaml.read_bytes(path, 'file %s names' % field)
+        self.checked[url] = data
+        name = safe_yaml.shown(path)
+        try:
+            text = data.decode('utf-8')
+        except UnicodeDecodeError:
+            return      # binary: heatclient uploads it base64-encoded
+        # heatclient parses every file it reads to see if it is a
+        # template: check it first, as far as it is YAML.
+        safe_yaml.check(text, name, syntax=False)
+        if template_utils.is_template(text):
+            self._walking.append(url)
+            try:
+                self._follow_template(_heat_parse(text, name), url, name)
+            finally:
+                self._walking.pop()
+
+
+def _dotted(parts):
+    """resources.sg.properties.rules[0].remote_ip_prefix"""
+    text = ''
+    for part in parts:
+        text += '[%d]' % part if isinstance(part, int) else (
+            '.' + part if text else part)
+    return text
+
+
+def _file_url(path):
+    """The URL heatclient gives a file named on the command line."""
+    return pathlib.Path(path).resolve().as_uri()
+
+
+def _heat_parse(text, name):
+    """The document as heatclient reads it (text already checked)."""
+    try:
+        return template_format.parse(text)
+    except ValueError as exc:
+        raise LoadError(name, _describe(exc), 'give a Heat template')
+
+
+def check_environment(document, name):
+    """An environment's sections are Heat's, each of the right kind."""
+    for section, value in document.items():
+        if section not in ENVIRONMENT_SECTIONS:
+            raise LoadError(name, 'unknown environment section %r' % (
+                section,), 'use %s' % ', '.join(sorted(
+                    ENVIRONMENT_SECTIONS)))
+        kind = list if section in _LIST_SECTIONS else dict
+        if value is not None and not isinstance(value, kind):
+            raise LoadError(name, 'section %s is %s, not %s' % (
+                section, safe_yaml.kind_of(value),
+                'a list' if kind is list else 'a mapping'),
+                'see Heat\'s environment format')
+
+
 def _describe(exc):
     text = str(exc).strip() or type(exc).__name__
-    return text.replace('\n', ' ')
+    return ' '.join(text.split())
 
 
 def read_yaml(path):
-    try:
-        with open(path) as f:
-            return yaml.safe_load(f)
-    except (OSError, yaml.YAMLError) as exc:
-        raise LoadError(path, _describe(exc))
+    """A YAML file's document (any kind), read with every safe_yaml check."""
+    text = safe_yaml.read_text(path, 'file')
+    return safe_yaml.parse(text, safe_yaml.shown(path))
 
 
 def is_template(document):
@@ -125,7 +338,9 @@ def is_environment(document):
 def nested_template_paths(path, document):
     """Files a template uses as resource types, by absolute path."""
     nested = set()
-    for definition in (document.get('resources') or {}).values():
+    resources = document.get('resources')
+    for definition in (resources.values() if isinstance(resources, dict)
+                       else ()):
         rtype = isinstance(definition, dict) and definition.get('type')
         if isinstance(rtype, str) and rtype.endswith(TEMPLATE_SUFFIXES):
             nested.add(os.path.normpath(
@@ -142,7 +357,7 @@ class Discovery:
     orphan_environments: typing.List[str]
 
 
-def discover(directory):
+def discover(directory, allow_outside=False):
     """Pair every top-level template under a directory with its presets.
 
     Templates used as nested resource types are validated through their
@@ -150,9 +365,11 @@ def discover(directory):
     with each environment whose parameters it declares. An environment in
     an `environments/` directory (OVERLAY_DIRECTORY) is an overlay: it is
     validated alone and on top of each of its template's presets, in the
-    order a user passes them (`-e PRESET -e OVERLAY`).
+    order a user passes them (`-e PRESET -e OVERLAY`). A symbolic link to
+    a file outside the directory is not read (unless `allow_outside`).
     """
     templates, environments, unreadable = {}, {}, []
+    real_directory = os.path.realpath(directory)
     for root, dirs, names in os.walk(directory):
         dirs[:] = sorted(d for d in dirs if not d.startswith('.'))
         for name in sorted(names):
@@ -160,6 +377,8 @@ def discover(directory):
                 continue
             path = os.path.abspath(os.path.join(root, name))
             try:
+                if not allow_outside:
+                    _inside_directory(path, real_directory, directory)
                 document = read_yaml(path)
             except LoadError as exc:
                 unreadable.append(exc)
@@ -192,19 +411,34 @@ def discover(directory):
     return Discovery(pairs, unreadable, orphans)
 
 
+def _inside_directory(path, real_directory, directory):
+    real = os.path.realpath(path)
+    if not tree_mod.inside(real, real_directory):
+        raise LoadError(safe_yaml.shown(path), 'a symbolic link to %s, '
+                        'outside %s' % (real, directory),
+                        'copy the file into %s, or pass %s' % (
+                            directory, tree_mod.ALLOW_OPTION))
+
+
 def is_overlay(path):
     return os.path.basename(os.path.dirname(path)) == OVERLAY_DIRECTORY
 
 
 def _best_template(environment, candidates, templates):
-    wanted = set(environment.get('parameters') or {})
-    wanted |= set(environment.get('parameter_defaults') or {})
+    wanted = _names(environment.get('parameters'))
+    wanted |= _names(environment.get('parameter_defaults'))
     best, best_score = None, -1
     for path in candidates:
-        declared = set(templates[path].get('parameters') or {})
+        declared = _names(templates[path].get('parameters'))
         score = len(wanted & declared)
         if score > best_score:
             best, best_score = path, score
     if best is not None and wanted and best_score == 0:
         return None
     return best
+
+
+def _names(section):
+    """The names a parameters section declares or sets (none if broken)."""
+    return {str(name) for name in section} if isinstance(
+        section, dict) else set()

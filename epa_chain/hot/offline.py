@@ -25,11 +25,16 @@ cloud is neutralised, each in one place below:
   min_disk, image status): it reads both from the cloud; skipped likewise;
 - clients: any other attempt to reach a service fails loudly with
   CloudRequired instead of trying keystone;
+- fetching: Heat fetches a nested template missing from the stack's files
+  (and AWS::CloudFormation::Stack's TemplateURL) from its URL, file://
+  included; offline, nothing is fetched (files.py read and checked every
+  file the stack may use);
 - Heat's database: nothing is stored, stacks are only parsed and resolved.
 """
 
 import collections
 import dataclasses
+import functools
 import logging
 import threading
 import warnings
@@ -81,6 +86,7 @@ def _initialise():
     import heat.common.config  # noqa: F401 (registers Heat's options)
     from heat.common import context
     from heat.common import exception
+    from heat.common import urlfetch
     from heat.engine import attributes
     from heat.engine.clients import client_plugin
     from heat.engine import constraints
@@ -99,6 +105,7 @@ def _initialise():
         lambda cls, ctx: (True, None))
     client_plugin.ClientPlugin.client = _no_client
     server.Server._validate_image_flavor = _skip_image_flavor_check
+    urlfetch.get = functools.partial(_no_fetch, urlfetch.URLFetchError)
 
     # Only the modules the rest of epa_chain uses.
     modules = collections.namedtuple('Heat', [
@@ -111,6 +118,13 @@ def _initialise():
 def _no_client(plugin, *args, **kwargs):
     raise CloudRequired('offline validation cannot reach the %s service'
                         % type(plugin).__module__.rsplit('.', 1)[-1])
+
+
+def _no_fetch(error, url, *args, **kwargs):
+    message = ('offline validation fetches nothing (%s): put the file in '
+               'the template\'s directory and name it by a relative path'
+               % url)
+    raise error(message)
 
 
 def _skip_image_flavor_check(server, image, flavor):

@@ -79,15 +79,18 @@ class ResolveError(Exception):
 
 
 def resolve(template, environments=(), parameters=None,
-            stack_name='epa-chain'):
+            stack_name='epa-chain', allow_outside=False):
     """Resolve a template with its environments; ResolveError if refused.
 
     `parameters` override the environments' as `openstack stack create
     --parameter` does; `stack_name` is what OS::stack_name resolves to.
+    Files outside the template's directory tree are refused unless
+    `allow_outside` (hot/tree.py).
     """
     parameters = dict(parameters or {})
     try:
-        template_set = files.load(template, list(environments))
+        template_set = files.load(template, list(environments),
+                                  allow_outside)
     except files.LoadError as exc:
         raise ResolveError(exc, template=exc.path)
     if parameters:

@@ -52,7 +52,12 @@ def to_finding(exc, template_set, template, context=()):
             match = _NESTED.match(name)
             if match:
                 resource.append(match.group('name'))
-                file = template_set.display_path(match.group('url'))
+                url = match.group('url')
+                # <file:///.../lib/x.yaml>, or <nested_stack> of an
+                # AWS::CloudFormation::Stack, which names no file.
+                if url.startswith('file://') or url.endswith(
+                        files.TEMPLATE_SUFFIXES):
+                    file = template_set.display_path(url)
             else:
                 resource.append(name)
             index += 2

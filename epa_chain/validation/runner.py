@@ -21,20 +21,24 @@ from epa_chain.validation import heat_errors
 from epa_chain.validation import heat_releases
 from epa_chain.validation import rules
 
+# A file not read: missing, unreadable, refused (hot/safe_yaml, hot/tree).
+LOAD = 'LOAD'
+
 
 def validate(template_path, environment_paths=(), parameters=None,
-             stack_name='epa-chain'):
+             stack_name='epa-chain', allow_outside=False):
     """Validate one template with its environments; return a Report.
 
     Validation is resolving the stack (hot/resolve.py) and checking the
     rules on what Heat resolved. `parameters` override the environments'
-    as `openstack stack create --parameter` does.
+    as `openstack stack create --parameter` does; `allow_outside` lets
+    the template use files outside its directory tree (hot/tree.py).
     """
     started = time.monotonic()
     report = findings.Report(template_path, list(environment_paths))
     try:
         resolved = resolve_mod.resolve(template_path, environment_paths,
-                                       parameters, stack_name)
+                                       parameters, stack_name, allow_outside)
     except resolve_mod.ResolveError as exc:
         template_set = exc.template_set
         report.findings.extend(refusal_findings(exc))
@@ -52,9 +56,7 @@ def validate(template_path, environment_paths=(), parameters=None,
 def refusal_findings(error):
     """Why the stack did not resolve (a ResolveError), as findings."""
     if error.load_error:
-        return [findings.Finding(rule='LOAD', file=error.error.path,
-                                 message=error.error.message,
-                                 fix='make the file readable YAML')]
+        return [load_finding(error.error)]
     top = error.template_set.display_path(
         error.template_set.template_path)
     return [heat_errors.to_finding(error.error, error.template_set,
@@ -75,15 +77,29 @@ def _lookups(lookups, top):
             for lookup in lookups]
 
 
-def validate_tree(directory):
+def load_finding(error):
+    """A file that cannot be read or must not be (files.LoadError)."""
+    return findings.Finding(rule=LOAD, file=error.path,
+                            message=error.message, fix=error.fix)
+
+
+def refusals(reports):
+    """The LOAD findings of reports: files not read, each once."""
+    seen = []
+    for report in reports:
+        for finding in report.errors:
+            if finding.rule == LOAD and finding not in seen:
+                seen.append(finding)
+    return seen
+
+
+def validate_tree(directory, allow_outside=False):
     """Validate every top-level template under a directory, with presets."""
-    discovery = files.discover(directory)
+    discovery = files.discover(directory, allow_outside)
     reports = []
     for error in discovery.unreadable:
         report = findings.Report(error.path, [])
-        report.findings.append(findings.Finding(
-            rule='LOAD', file=error.path, message=error.message,
-            fix='make the file readable YAML'))
+        report.findings.append(load_finding(error))
         reports.append(report)
     for env in discovery.orphan_environments:
         report = findings.Report('', [env])
@@ -93,5 +109,6 @@ def validate_tree(directory):
             fix='name parameters the template declares'))
         reports.append(report)
     for template, environments in discovery.pairs:
-        reports.append(validate(template, environments))
+        reports.append(validate(template, environments,
+                                allow_outside=allow_outside))
     return reports

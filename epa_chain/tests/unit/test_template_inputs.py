@@ -1,0 +1,426 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
+"""Template inputs are what they say: read safely, from their own tree.
+
+hot/safe_yaml.py reads every file a user gives (size, kind, encoding,
+aliases, depth); hot/tree.py keeps what a template pulls in inside its
+directory tree and fetches nothing; hot/files.py follows a template set's
+references as heatclient does, checking each before anything reads it.
+"""
+
+import builtins
+import contextlib
+import glob
+import os
+import shutil
+import socket
+import tempfile
+import time
+from unittest import mock
+
+import testtools
+
+from heatclient.common import template_utils
+
+from epa_chain.hot import files
+from epa_chain.hot import safe_yaml
+from epa_chain.tests import repo
+
+# Text of the file outside every tree: no output may ever show it.
+SECRET = 'epa-chain-outside-marker-7f3c1d'
+HOT = 'heat_template_version: 2021-04-16\n'
+
+
+@contextlib.contextmanager
+def watched():
+    """Record every file opened; make any URL fetch or connection fail.
+
+    Yields the list of real paths opened (by open, io.open or os.open:
+    heatclient, tosca-parser and urllib's file handler all use them).
+    """
+    opened = []
+    real = {'open': builtins.open, 'os': os.open}
+
+    def note(path):
+        if isinstance(path, (str, bytes, os.PathLike)):
+            opened.append(os.path.realpath(os.fsdecode(path)))
+
+    def opening(file, *args, **kwargs):
+        note(file)
+        return real['open'](file, *args, **kwargs)
+
+    def os_opening(path, *args, **kwargs):
+        note(path)
+        return real['os'](path, *args, **kwargs)
+
+    def no_network(*args, **kwargs):
+        raise AssertionError('tried to reach the network: %r' % (args,))
+
+    with mock.patch('builtins.open', opening), \
+            mock.patch('io.open', opening), \
+            mock.patch('os.open', os_opening), \
+            mock.patch('urllib.request.urlopen', no_network), \
+            mock.patch('socket.create_connection', no_network), \
+            mock.patch.object(socket.socket, 'connect', no_network):
+        yield opened
+
+
+class Sandbox(testtools.TestCase):
+    """A scratch directory with a template tree and a secret outside it.
+
+    base/
+      secret.yaml         outside the tree (a template, so that following
+                          it would be worth it), text SECRET
+      tree/               the top-level template's directory
+    """
+
+    def setUp(self):
+        super().setUp()
+        self.base = tempfile.mkdtemp(prefix='epa-chain-inputs-')
+        self.addCleanup(shutil.rmtree, self.base, True)
+        self.tree = os.path.join(self.base, 'tree')
+        os.mkdir(self.tree)
+        self.secret = self.write(os.path.join(self.base, 'secret.yaml'),
+                                 HOT + '# %s\n' % SECRET)
+
+    def write(self, path, text, mode='w'):
+        path = os.path.join(self.tree, path)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, mode) as stream:
+            stream.write(text)
+        return path
+
+    def template(self, resources='', name='t.yaml', extra=''):
+        return self.write(name, HOT + extra + (
+            'resources:\n' + resources if resources else ''))
+
+    def refused(self, function, *args, **kwargs):
+        with watched() as opened:
+            error = self.assertRaises(safe_yaml.InputError, function,
+                                      *args, **kwargs)
+        self.assertNotIn(os.path.realpath(self.secret), opened)
+        self.assertNotIn(SECRET, str(error))
+        self.assertNotIn('\n', str(error))
+        return error
+
+
+class TestSafeYaml(Sandbox):
+
+    def test_the_size_limit_is_heats(self):
+        from heat.common import config
+
+        self.assertEqual(config.cfg.CONF.max_template_size,
+                         safe_yaml.max_file_bytes())
+        self.assertEqual(safe_yaml.HEAT_MAX_TEMPLATE_SIZE,
+                         config.cfg.CONF.max_template_size)
+
+    def test_a_file_over_the_limit_is_refused_unread(self):
+        path = self.write('big.yaml', HOT + '#' * safe_yaml.max_file_bytes())
+        with mock.patch.object(safe_yaml, 'parse') as parse:
+            error = self.assertRaises(safe_yaml.InputError,
+                                      safe_yaml.load, path, 'template')
+        parse.assert_not_called()
+        self.assertIn('more than the 524288 bytes Heat accepts',
+                      error.message)
+        self.assertEqual(safe_yaml.shown(path), error.path)
+
+    def test_a_fifo_is_refused_without_blocking(self):
+        path = os.path.join(self.tree, 'fifo.yaml')
+        os.mkfifo(path)
+        error = self.assertRaises(safe_yaml.InputError, safe_yaml.load,
+                                  path, 'template')
+        self.assertIn('not a regular file', error.message)
+
+    def test_a_directory_missing_file_and_empty_path(self):
+        self.assertIn('is a directory', self.assertRaises(
+            safe_yaml.InputError, safe_yaml.load, self.tree).message)
+        self.assertEqual('no such file', self.assertRaises(
+            safe_yaml.InputError, safe_yaml.load,
+            os.path.join(self.tree, 'nope.yaml')).message)
+        self.assertEqual("'': an empty path; give a template", str(
+            self.assertRaises(safe_yaml.InputError, safe_yaml.load, '',
+                              'template')))
+
+    def test_binary_and_not_utf8(self):
+        binary = self.write('bin.yaml', b'\x7fELF\x00\x01', 'wb')
+        latin = self.write('latin.yaml', 'a: caf\xe9\n'.encode('latin-1'),
+                           'wb')
+        self.assertIn('binary', self.assertRaises(
+            safe_yaml.InputError, safe_yaml.load, binary).message)
+        self.assertEqual('not UTF-8 text (byte 0xe9 at offset 6)',
+                         self.assertRaises(safe_yaml.InputError,
+                                           safe_yaml.load, latin).message)
+
+    def test_empty_comments_only_and_wrong_kind(self):
+        cases = {'': 'empty', '# nothing\n': 'holds only comments',
+                 '- a\n- b\n': 'is a list, not a mapping',
+                 'just text\n': 'is a string, not a mapping',
+                 '42\n': 'is a number, not a mapping'}
+        for text, expected in cases.items():
+            path = self.write('case.yaml', text)
+            error = self.assertRaises(safe_yaml.InputError, safe_yaml.load,
+                                      path, 'template')
+            self.assertIn(expected, error.message, text)
+
+    def test_a_syntax_error_is_one_line_with_its_place(self):
+        path = self.write('bad.yaml', 'a: [1, 2\nb: 3\n')
+        error = self.assertRaises(safe_yaml.InputError, safe_yaml.load, path)
+        self.assertIn('not YAML: ', error.message)
+        self.assertIn('line 2', error.message)
+        self.assertNotIn('\n', str(error))
+
+    def test_an_alias_bomb_is_refused_at_once(self):
+        lines = ['a0: &a0 [x, x, x, x, x, x, x, x, x, x]']
+        for level in range(1, 10):
+            lines.append('a%d: &a%d [%s]' % (level, level, ', '.join(
+                ['*a%d' % (level - 1)] * 10)))
+        started = time.monotonic()
+        error = self.assertRaises(safe_yaml.InputError, safe_yaml.parse,
+                                  '\n'.join(lines), 'bomb.yaml')
+        self.assertLess(time.monotonic() - started, 1)
+        self.assertIn('alias bomb', error.message)
+
+    def test_too_many_aliases(self):
+        text = 'a: &a 1\nb: [%s]\n' % ', '.join(
+            ['*a'] * (safe_yaml.MAX_ALIASES + 1))
+        self.assertRaises(safe_yaml.InputError, safe_yaml.parse, text, 'x')
+        text = 'a: &a 1\nb: [%s]\n' % ', '.join(
+            ['*a'] * safe_yaml.MAX_ALIASES)
+        self.assertEqual(safe_yaml.MAX_ALIASES,
+                         len(safe_yaml.parse(text, 'x')['b']))
+
+    def test_the_shipped_templates_are_within_every_limit(self):
+        for path in glob.glob(os.path.join(repo.TEMPLATES, '**', '*.yaml'),
+                              recursive=True) + glob.glob(os.path.join(
+                                  repo.TOSCA, '**', '*.yaml'),
+                                  recursive=True):
+            safe_yaml.load(path)
+
+    def test_deep_nesting_is_refused_not_a_recursion_error(self):
+        depth = 100000
+        for text in ('[' * depth + ']' * depth,
+                     '{"a": ' * depth + '1' + '}' * depth,
+                     ''.join('%s- \n' % ('  ' * i) for i in range(300))):
+            error = self.assertRaises(safe_yaml.InputError, safe_yaml.parse,
+                                      text, 'deep.yaml')
+            self.assertIn('nested deeper than 100', error.message)
+        ok = '[' * safe_yaml.MAX_DEPTH + ']' * safe_yaml.MAX_DEPTH
+        self.assertIsInstance(safe_yaml.parse(ok, 'x'), list)
+
+    def test_an_alias_cannot_nest_past_the_limit(self):
+        half = safe_yaml.MAX_DEPTH // 2 + 1
+        text = 'a: &a %s1%s\nb: %s*a%s\n' % ('[' * half, ']' * half,
+                                             '[' * half, ']' * half)
+        self.assertIn('nested deeper', self.assertRaises(
+            safe_yaml.InputError, safe_yaml.parse, text, 'x').message)
+
+    def test_json_is_read_as_heat_reads_it(self):
+        # Tabs: JSON, not YAML; heatclient and Heat parse it with json.
+        self.assertEqual({'a': [1]}, safe_yaml.parse('{\t"a": [1]}', 'x'))
+
+
+class TestTree(Sandbox):
+
+    def test_the_shipped_template_set_loads_as_heatclient_loads_it(self):
+        envs = sorted(glob.glob(os.path.join(repo.TEMPLATES, 'presets',
+                                             '*.yaml')))
+        envs.append(os.path.join(repo.TEMPLATES, 'environments',
+                                 'small-host.yaml'))
+        for env in envs + [None]:
+            chosen = [env] if env else []
+            loaded = files.load(repo.CHAIN, chosen)
+            tpl_files, template = template_utils.get_template_contents(
+                template_file=repo.CHAIN)
+            env_files, environment = (
+                template_utils.process_multiple_environments_and_files(
+                    env_paths=chosen))
+            self.assertEqual(template, loaded.template)
+            self.assertEqual(environment or {}, loaded.environment)
+            self.assertEqual(dict(tpl_files, **env_files), loaded.files)
+
+    def test_nested_types_outside_the_tree_are_refused(self):
+        outside = os.path.relpath(self.secret, self.tree)
+        for value in (outside, self.secret, 'file://' + self.secret,
+                      'lib/../../secret.yaml'):
+            top = self.template('  r:\n    type: %s\n' % value)
+            error = self.refused(files.load, top)
+            self.assertEqual(safe_yaml.shown(top), error.path)
+            self.assertIn('resources.r.type %s: ' % value, error.message)
+            self.assertIn('outside the template\'s directory tree',
+                          error.message)
+            self.assertIn('--allow-files-outside', error.fix)
+
+    def test_get_file_outside_the_tree_is_refused_anywhere(self):
+        top = self.template(
+            '  r:\n    type: OS::Heat::Value\n    properties:\n'
+            '      value: {list_join: ["", [{get_file: /etc/hostname}]]}\n')
+        error = self.refused(files.load, top)
+        self.assertIn('resources.r.properties.value.list_join[1][0].'
+                      'get_file /etc/hostname', error.message)
+
+    def test_nested_templates_are_followed_and_checked(self):
+        self.write('lib/inner.yaml', HOT + 'resources:\n  s:\n    type: '
+                   '../../secret.yaml\n')
+        top = self.template('  r:\n    type: lib/inner.yaml\n')
+        error = self.refused(files.load, top)
+        self.assertEqual(safe_yaml.shown(os.path.join(
+            self.tree, 'lib', 'inner.yaml')), error.path)
+
+    def test_a_symbolic_link_out_of_the_tree_is_refused(self):
+        os.symlink(self.secret, os.path.join(self.tree, 'link.yaml'))
+        top = self.template('  r:\n    type: link.yaml\n')
+        error = self.refused(files.load, top)
+        self.assertIn(os.path.realpath(self.secret), error.message)
+
+    def test_the_tree_is_the_real_directory_of_the_template(self):
+        # A template reached through a link is in its real directory.
+        self.write('lib/inner.yaml', HOT)
+        top = self.template('  r:\n    type: lib/inner.yaml\n')
+        link = os.path.join(self.base, 'top-link.yaml')
+        os.symlink(top, link)
+        self.assertEqual(1, len(files.load(link).files))
+
+    def test_registry_entries_are_held_to_the_template_tree(self):
+        self.write('lib/inner.yaml', HOT)
+        top = self.template('  r:\n    type: My::Inner\n')
+        # The shipped layout: environments/ refers to ../lib/.
+        good = self.write('environments/env.yaml', 'resource_registry:\n'
+                          '  My::Inner: ../lib/inner.yaml\n')
+        self.assertEqual(1, len(files.load(top, [good]).files))
+        for entry in ('../../secret.yaml', self.secret):
+            bad = self.write('environments/bad.yaml', 'resource_registry:\n'
+                             '  My::Inner: %s\n' % entry)
+            error = self.refused(files.load, top, [bad])
+            self.assertIn('resource_registry.My::Inner %s: ' % entry,
+                          error.message)
+        # An environment outside the tree is read (the user named it),
+        # what it registers is not.
+        env = os.path.join(self.base, 'env.yaml')
+        with open(env, 'w') as stream:
+            stream.write('resource_registry:\n  resources:\n    r:\n'
+                         '      My::Inner: secret.yaml\n')
+        error = self.refused(files.load, top, [env])
+        self.assertIn('resource_registry.resources.r.My::Inner secret.yaml',
+                      error.message)
+
+    def test_allow_outside_reads_what_the_flag_allows(self):
+        top = self.template('  r:\n    type: ../secret.yaml\n')
+        with watched() as opened:
+            loaded = files.load(top, allow_outside=True)
+        # What shows that watched() sees the files read.
+        self.assertIn(os.path.realpath(self.secret), opened)
+        self.assertEqual(['file://' + os.path.realpath(self.secret)],
+                         list(loaded.files))
+
+    def test_urls_are_never_fetched(self):
+        for value in ('http://127.0.0.1:9/x.yaml', 'https://example.com/'
+                      'x.template', 'ftp://example.com/x.yaml',
+                      'file://otherhost/etc/x.yaml'):
+            for resources in ('  r:\n    type: %s\n' % value,
+                              '  r:\n    type: OS::Heat::Value\n'
+                              '    properties: {value: {get_file: %s}}\n'
+                              % value):
+                top = self.template(resources)
+                with watched():
+                    error = self.assertRaises(
+                        safe_yaml.InputError, files.load, top,
+                        allow_outside=True)
+                self.assertIn('a URL, and epa-chain fetches nothing',
+                              error.message)
+        top = self.template('  r:\n    type: My::Remote\n')
+        env = self.write('env.yaml', 'resource_registry:\n  base_url: '
+                         'http://127.0.0.1:9/\n  My::Remote: x.yaml\n')
+        with watched():
+            error = self.assertRaises(safe_yaml.InputError, files.load, top,
+                                      [env])
+        self.assertIn('resource_registry.My::Remote x.yaml: a URL',
+                      error.message)
+
+    def test_templates_including_each_other_are_refused(self):
+        self.write('a.yaml', HOT + 'resources:\n  b:\n    type: b.yaml\n')
+        self.write('b.yaml', HOT + 'resources:\n  a:\n    type: a.yaml\n')
+        top = self.template('  a:\n    type: a.yaml\n')
+        error = self.assertRaises(safe_yaml.InputError, files.load, top)
+        self.assertIn('include each other (a.yaml -> b.yaml -> a.yaml)',
+                      error.message.replace(self.tree + '/', '').replace(
+                          safe_yaml.shown(self.tree) + '/', ''))
+        itself = self.template('  a:\n    type: t.yaml\n')
+        self.assertIn('include each other', self.assertRaises(
+            safe_yaml.InputError, files.load, itself).message)
+
+    def test_every_file_read_is_checked_before_it_is_parsed(self):
+        bomb = 'a: &a [x, x, x, x, x, x, x, x, x, x]\n' + ''.join(
+            'a%d: &a%d [%s]\n' % (i, i, ', '.join(
+                ['*a' if i == 1 else '*a%d' % (i - 1)] * 10))
+            for i in range(1, 10))
+        self.write('bomb.txt', bomb)
+        top = self.template('  r:\n    type: OS::Heat::Value\n'
+                            '    properties: {value: {get_file: bomb.txt}}\n')
+        self.assertIn('alias bomb', self.assertRaises(
+            safe_yaml.InputError, files.load, top).message)
+        self.write('big.yaml', HOT + '#' * safe_yaml.max_file_bytes())
+        top = self.template('  r:\n    type: big.yaml\n')
+        self.assertIn('Heat accepts', self.assertRaises(
+            safe_yaml.InputError, files.load, top).message)
+
+    def test_a_binary_get_file_is_uploaded_as_heatclient_does(self):
+        self.write('blob.bin', b'\xff\xfe\x00binary', 'wb')
+        top = self.template('  r:\n    type: OS::Heat::Value\n'
+                            '    properties: {value: {get_file: blob.bin}}\n')
+        (content,) = files.load(top).files.values()
+        self.assertEqual('//4AYmluYXJ5\n', content)
+
+    def test_environment_sections_are_checked(self):
+        top = self.template()
+        for text, expected in (
+                ('parameterz: {}\n', "unknown environment section "
+                 "'parameterz'"),
+                ('parameters: [a, b]\n', 'section parameters is a list, '
+                 'not a mapping'),
+                ('resource_registry:\n  My::X: [a]\n',
+                 'resource_registry.My::X is a list'),
+                ('resource_registry:\n  resources: [a]\n',
+                 'resource_registry.resources is a list'),
+                ('resource_registry:\n  base_url: lib\n  My::X: a.yaml\n',
+                 "base_url 'lib': not a file:// URL")):
+            env = self.write('env.yaml', text)
+            error = self.assertRaises(safe_yaml.InputError, files.load, top,
+                                      [env])
+            self.assertIn(expected, error.message)
+
+    def test_a_template_must_be_a_heat_template(self):
+        path = self.write('t.yaml', 'resources: {}\n')
+        self.assertIn('not a Heat template', self.assertRaises(
+            safe_yaml.InputError, files.load, path).message)
+
+    def test_discovery_does_not_follow_links_out_of_the_directory(self):
+        self.template()
+        os.symlink(self.secret, os.path.join(self.tree, 'link.yaml'))
+        with watched() as opened:
+            found = files.discover(self.tree)
+        self.assertNotIn(os.path.realpath(self.secret), opened)
+        (error,) = found.unreadable
+        self.assertIn('a symbolic link to', error.message)
+        self.assertEqual([], files.discover(self.tree, True).unreadable)
+
+    def test_offline_heat_fetches_nothing(self):
+        from epa_chain.hot import resolve
+
+        top = self.template('  s:\n    type: AWS::CloudFormation::Stack\n'
+                            '    properties:\n      TemplateURL: file://%s\n'
+                            % self.secret)
+        with watched() as opened:
+            error = self.assertRaises(resolve.ResolveError, resolve.resolve,
+                                      top)
+        self.assertNotIn(os.path.realpath(self.secret), opened)
+        self.assertIn('offline validation fetches nothing', str(error))
