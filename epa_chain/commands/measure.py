@@ -25,9 +25,13 @@ says which), 2 usage.
       --method rfc2544 --trial-duration 60 --json out.json
 """
 
+import ipaddress
+import re
 import sys
 
+from epa_chain.generators import options as generator_options
 from epa_chain.measurement import options as campaign_options
+from epa_chain import outputs
 
 
 def add_arguments(parser):
@@ -49,21 +53,7 @@ def add_arguments(parser):
                         help='no progress lines on stderr')
 
 
-def _value(text):
-    lowered = text.lower()
-    if lowered in ('none', 'null'):
-        return None
-    if lowered in ('true', 'false'):
-        return lowered == 'true'
-    for kind in (int, float):
-        try:
-            return kind(text)
-        except ValueError:
-            pass
-    return text
-
-
-def parse_pairs(pairs, option, example, convert=_value):
+def parse_pairs(pairs, option, example, convert=str):
     """KEY=VALUE items of a repeatable option, as a dict."""
     found = {}
     for pair in pairs:
@@ -75,15 +65,50 @@ def parse_pairs(pairs, option, example, convert=_value):
     return found
 
 
-def parse_options(pairs, prox_endpoint):
-    options = parse_pairs(pairs, '--generator-option', 'link_bps=1e9')
+# A host name (RFC 1123 labels) or an IP address; never an option.
+_HOST_NAME = re.compile(r'^(?=.{1,253}$)[A-Za-z0-9]([A-Za-z0-9-]{0,61}'
+                        r'[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}'
+                        r'[A-Za-z0-9])?)*\.?$')
+_PORT = re.compile(r'^[0-9]{1,5}$')
+
+
+def parse_endpoint(text, option='--prox-endpoint'):
+    """(host, port) of HOST:PORT, [IPv6]:PORT; ValueError names `option`."""
+    fix = ('give HOST:PORT with a port in 1-65535, e.g. 10.0.0.5:8474 or '
+           '[fd00::5]:8474')
+    host, sep, port = text.rpartition(':')
+    if not sep or not _PORT.match(port) or not 1 <= int(port) <= 65535:
+        raise ValueError('%s %r: %s' % (option, text, fix))
+    bracketed = host.startswith('[') and host.endswith(']')
+    if bracketed:
+        host = host[1:-1]
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        address = None
+    if address is None and not _HOST_NAME.match(host):
+        raise ValueError('%s %r: %r is neither an IP address nor a host '
+                         'name; %s' % (option, text, host, fix))
+    if address is not None and address.version == 6 and not bracketed:
+        raise ValueError('%s %r: write an IPv6 address in brackets; %s'
+                         % (option, text, fix))
+    return host, int(port)
+
+
+def parse_options(pairs, prox_endpoint, generator='model'):
+    """The generator's keyword arguments: typed, checked, named.
+
+    `pairs` are --generator-option KEY=VALUE items of `generator`; host
+    and port come from `prox_endpoint` (HOST:PORT) when given.
+    """
+    texts = parse_pairs(pairs, '--generator-option', 'link_bps=1e9')
+    try:
+        options = generator_options.from_text(generator, texts)
+    except generator_options.OptionError as error:
+        raise ValueError('--generator-option %s=%s: %s' % (
+            error.name, texts.get(error.name, ''), error.fix)) from None
     if prox_endpoint:
-        host, sep, port = prox_endpoint.rpartition(':')
-        if not sep or not host or not port.isdigit():
-            raise ValueError('--prox-endpoint %r: give HOST:PORT, e.g. '
-                             '10.0.0.5:8474' % prox_endpoint)
-        options['host'] = host.strip('[]')
-        options['port'] = int(port)
+        options['host'], options['port'] = parse_endpoint(prox_endpoint)
     return options
 
 
@@ -100,26 +125,56 @@ def build_plan(args, front_end=campaign_options.MEASURE, **fixed):
 
 
 def _error(message):
-    print('epa-chain measure: %s' % message, file=sys.stderr)
+    # One line, whatever a value or path holds.
+    print('epa-chain measure: %s' % ' '.join(str(message).split()),
+          file=sys.stderr)
+
+
+def _check_generator(args):
+    """Refuse a generator measure cannot build, or its missing endpoint."""
+    from epa_chain import generators
+
+    if args.generator not in generator_options.TABLES:
+        if args.generator in generators.names():
+            raise ValueError('--generator %s: its test bed runs it: use '
+                             '`epa-chain %s run`; measure runs %s'
+                             % (args.generator, args.generator,
+                                ' or '.join(sorted(
+                                    generator_options.TABLES))))
+        raise ValueError('--generator %r: unknown generator: choose one of '
+                         '%s' % (args.generator, ', '.join(sorted(
+                             generator_options.TABLES))))
+    if args.prox_endpoint and args.generator != 'prox':
+        raise ValueError('--prox-endpoint is for --generator prox')
+    if args.generator == 'prox' and not args.prox_endpoint:
+        raise ValueError('--generator prox needs --prox-endpoint HOST:PORT, '
+                         'PROX\'s control address (prox -t), e.g. '
+                         '10.0.0.5:8474')
+
+
+def _check_outputs(args, plan):
+    """Before any trial: a campaign of hours never ends in "cannot write"."""
+    outputs.check_file(args.json, '--json', allow_stdout=True)
+    if plan.results_dir:
+        outputs.check_directory(plan.results_dir, '--results-dir')
 
 
 def run(args):
     # Imported here: the CLI loads every command module at start.
-    import json
-
     from epa_chain import generators
     from epa_chain.measurement import campaign
     from epa_chain.measurement import report
+    from epa_chain.measurement import results
     from epa_chain.measurement import trial
 
-    if args.prox_endpoint and args.generator != 'prox':
-        _error('--prox-endpoint is for --generator prox')
-        return 2
     try:
+        _check_generator(args)
         plan = build_plan(args)
-        options = parse_options(args.generator_option, args.prox_endpoint)
+        options = parse_options(args.generator_option, args.prox_endpoint,
+                                args.generator)
+        _check_outputs(args, plan)
         generator = generators.create(args.generator, **options)
-    except (ValueError, TypeError) as error:
+    except ValueError as error:
         _error(error)
         return 2
     except trial.GeneratorError as error:
@@ -132,11 +187,10 @@ def run(args):
     with generator:
         document = campaign.run(generator, plan,
                                 None if args.quiet else progress)
-    if args.json == '-':
-        json.dump(document, sys.stdout, indent=1, sort_keys=True)
-        sys.stdout.write('\n')
+    if args.json == outputs.STDOUT:
+        sys.stdout.write(results.to_text(document))
     else:
-        campaign.write_json(document, args.json)
+        campaign.write_json(document, args.json, '--json')
         if not args.quiet:
             progress('results written to %s' % args.json)
     if args.tables:

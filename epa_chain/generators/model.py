@@ -41,27 +41,17 @@ import math
 import random
 import time
 
+from epa_chain.generators import options
 from epa_chain.measurement import guards
 from epa_chain.measurement import trial
 
-LATENCY_MODES = ('samples', 'histogram', 'off')
 HISTOGRAM_BUCKETS = 128  # as PROX's `lat all stats`
 TRANSIENT_LOSS_RATIO = 1e-5  # EANTC: "10 packets out of a 1 million"
 
 
-def _number(name, value, low=None, high=None, kind=float, allow_none=False):
-    if value is None and allow_none:
-        return None
-    try:
-        number = kind(value)
-    except (TypeError, ValueError):
-        raise ValueError('model generator option %s=%r is not a %s'
-                         % (name, value, kind.__name__)) from None
-    if (low is not None and number < low) or (
-            high is not None and number > high):
-        raise ValueError('model generator option %s=%r must be within '
-                         '[%s, %s]' % (name, value, low, high))
-    return number
+def _option(name, value):
+    # Bounds: generators/options.py, shared with the command line.
+    return options.check('model', name, value)
 
 
 class ModelGenerator(trial.Generator):
@@ -77,43 +67,38 @@ class ModelGenerator(trial.Generator):
                  reorder=0.0, duplicate=0.0, max_tx_fps=None,
                  stop_forwarding_after=None, counter_reset_at=None,
                  chain_length=1, rate_tolerance=0.01, epoch=None):
-        self._link_bps = _number('link_bps', link_bps, low=1e6)
-        self.ndr_fps = _number('ndr_fps', ndr_fps, low=1.0)
-        self.knee_fps = _number('knee_fps', knee_fps if knee_fps is not None
-                                else 1.2 * self.ndr_fps, low=self.ndr_fps)
-        self.knee_loss = _number('knee_loss', knee_loss, low=0.0, high=0.5)
+        self._link_bps = _option('link_bps', link_bps)
+        self.ndr_fps = _option('ndr_fps', ndr_fps)
+        self.knee_fps = _option('knee_fps', knee_fps)
+        if self.knee_fps is None:
+            self.knee_fps = 1.2 * self.ndr_fps
+        elif self.knee_fps < self.ndr_fps:
+            raise options.OptionError('model', 'knee_fps', knee_fps,
+                                      'must be at least ndr_fps (%r)'
+                                      % self.ndr_fps)
+        self.knee_loss = _option('knee_loss', knee_loss)
         if self.knee_fps == self.ndr_fps and self.knee_loss > 0:
             raise ValueError('model generator: knee_fps must be above '
                              'ndr_fps when knee_loss > 0')
-        self.flow_penalty = _number('flow_penalty', flow_penalty, 0.0, 0.9)
-        self.jitter = _number('jitter', jitter, 0.0, 0.5)
-        self.spurious_rate = _number('spurious_rate', spurious_rate, 0.0)
-        self.seed = _number('seed', seed, kind=int)
-        self.base_latency_ns = _number('base_latency_ns', base_latency_ns,
-                                       1.0)
-        self.queue_latency_ns = _number('queue_latency_ns',
-                                        queue_latency_ns, 0.0)
-        self.max_queue_ns = _number('max_queue_ns', max_queue_ns, 1.0)
-        self.latency_samples = _number('latency_samples', latency_samples,
-                                       0, kind=int)
-        if latency_mode not in LATENCY_MODES:
-            raise ValueError('model generator option latency_mode=%r: '
-                             'choose one of %s' % (latency_mode,
-                                                   ', '.join(LATENCY_MODES)))
-        self.latency_mode = latency_mode
-        self.reorder = _number('reorder', reorder, 0.0, 0.5)
-        self.duplicate = _number('duplicate', duplicate, 0.0, 0.5)
-        self.max_tx_fps = _number('max_tx_fps', max_tx_fps, 1.0,
-                                  allow_none=True)
-        self.stop_forwarding_after = _number(
-            'stop_forwarding_after', stop_forwarding_after, 0, kind=int,
-            allow_none=True)
-        self.counter_reset_at = _number('counter_reset_at', counter_reset_at,
-                                        0, kind=int, allow_none=True)
-        self.chain_length = _number('chain_length', chain_length, 0, 3,
-                                    kind=int)
-        self.rate_tolerance = _number('rate_tolerance', rate_tolerance,
-                                      0.0, 0.5)
+        self.flow_penalty = _option('flow_penalty', flow_penalty)
+        self.jitter = _option('jitter', jitter)
+        self.spurious_rate = _option('spurious_rate', spurious_rate)
+        self.seed = _option('seed', seed)
+        self.base_latency_ns = _option('base_latency_ns', base_latency_ns)
+        self.queue_latency_ns = _option('queue_latency_ns',
+                                        queue_latency_ns)
+        self.max_queue_ns = _option('max_queue_ns', max_queue_ns)
+        self.latency_samples = _option('latency_samples', latency_samples)
+        self.latency_mode = _option('latency_mode', latency_mode)
+        self.reorder = _option('reorder', reorder)
+        self.duplicate = _option('duplicate', duplicate)
+        self.max_tx_fps = _option('max_tx_fps', max_tx_fps)
+        self.stop_forwarding_after = _option('stop_forwarding_after',
+                                             stop_forwarding_after)
+        self.counter_reset_at = _option('counter_reset_at', counter_reset_at)
+        self.chain_length = _option('chain_length', chain_length)
+        self.rate_tolerance = _option('rate_tolerance', rate_tolerance)
+        epoch = _option('epoch', epoch)
         self.epoch = time.time() if epoch is None else float(epoch)
         self._noise = random.Random(self.seed)
         self._latency_rng = random.Random(self.seed + 1)

@@ -258,6 +258,9 @@ class Option:
     low_open: bool = False
     high: typing.Optional[float] = None
     high_open: bool = False
+    #: a ceiling against typos and overflow, not a bound of the quantity
+    #: (the Tempest options do not declare it)
+    most: typing.Optional[float] = None
     #: None allowed (e.g. "line rate" for no maximum load)
     optional: bool = False
     #: a list of whole numbers >= item_low (flow counts)
@@ -275,6 +278,12 @@ class Option:
         return self.flag[2:].replace('-', '_')
 
     def bounds_text(self):
+        text = self._bounds_text()
+        if self.most is not None:
+            text += ' up to %g' % self.most
+        return text
+
+    def _bounds_text(self):
         if self.low is not None and self.high is not None:
             return '%s%g, %g%s' % ('(' if self.low_open else '[', self.low,
                                    self.high, ')' if self.high_open else ']')
@@ -302,15 +311,19 @@ class Option:
         return self._check_number(value)
 
     def _check_number(self, value):
+        # math.isfinite of a huge int overflows: only floats are not.
         number = (not isinstance(value, bool) and
-                  isinstance(value, (int, float)) and not math.isnan(value))
+                  isinstance(value, (int, float)) and
+                  not (isinstance(value, float) and
+                       not math.isfinite(value)))
         if self.kind == 'int':
             number = number and isinstance(value, int)
-        inside = number and not math.isinf(value) and (
+        inside = number and (
             self.low is None or value > self.low or
             (value == self.low and not self.low_open)) and (
             self.high is None or value < self.high or
-            (value == self.high and not self.high_open))
+            (value == self.high and not self.high_open)) and (
+            self.most is None or value <= self.most)
         if not inside:
             bounds = self.bounds_text()
             fix = ('give %s' % bounds if bounds.startswith(('a ', '0'))
@@ -328,6 +341,14 @@ def _plain(value):
 
 
 SECONDS = 'SECONDS'
+# Ceilings: beyond them a value is a typo, and a campaign would run for
+# ever or a count of frames overflow (1e300 s at line rate).
+MAX_TRIAL_S = 86400.0
+MAX_SOAK_S = 30 * 86400.0
+MAX_REPETITIONS = 100
+MAX_LINEAR_STEPS = 10000
+MAX_PRECEDING_TARGETS = 20
+MAX_CHAIN_LENGTH = 100
 
 TABLE = (
     Option('frame_sizes', '--frame-sizes',
@@ -355,7 +376,8 @@ TABLE = (
            metavar='uni|bi'),
     Option('chain_length', '--chain-length', None,
            'VNFs in the chain, for the switching operations table', 'int',
-           parse=_number(int), local=False, low=0, optional=True,
+           parse=_number(int), local=False, low=0, most=MAX_CHAIN_LENGTH,
+           optional=True,
            metavar='VNFS'),
     Option('method', '--method', 'mlrsearch', 'throughput search method',
            'choice', conf='search_method', from_conf=_plain,
@@ -364,7 +386,7 @@ TABLE = (
            'seconds of traffic per full search trial (RFC 2544 and the '
            'seeds use 60)', 'float', parse=_number(float),
            conf='trial_duration', from_conf=_plain, to_conf=_plain,
-           low=0, low_open=True, metavar=SECONDS),
+           low=0, low_open=True, most=MAX_TRIAL_S, metavar=SECONDS),
     Option('loss_goals', '--loss-goals', dict(
         (name, ratio) for name, ratio, _what in LOSS_GOALS),
         'loss-ratio goals as NAME=RATIO items', 'list',
@@ -380,7 +402,7 @@ TABLE = (
     Option('repetitions', '--repetitions', 3,
            'trials per step of best-of-n and worst-of-n (their N)', 'int',
            parse=_number(int), conf='repetitions', from_conf=_plain,
-           to_conf=_plain, low=1, metavar='N'),
+           to_conf=_plain, low=1, most=MAX_REPETITIONS, metavar='N'),
     # A ceiling below line rate for a generator that cannot offer it (e.g.
     # guests under QEMU/TCG); the results record the ceiling used.
     Option('max_load_fps', '--max-load', None,
@@ -405,7 +427,7 @@ TABLE = (
            from_conf=_plain, to_conf=_plain, low=0, high=10, metavar='N'),
     Option('linear_steps', '--linear-steps', 100,
            'steps of the linear sweep', 'int', parse=_number(int), low=1,
-           metavar='N'),
+           most=MAX_LINEAR_STEPS, metavar='N'),
     Option('latency_load_fraction', '--latency-fraction', 0.9,
            'the latency test offers this fraction of the strictest goal\'s '
            'throughput', 'float', parse=_number(float),
@@ -414,26 +436,30 @@ TABLE = (
     Option('latency_duration_s', '--latency-duration', 60.0,
            'seconds of the latency test; 0 disables it', 'float',
            parse=_number(float), conf='latency_duration', from_conf=_plain,
-           to_conf=_plain, low=0, metavar=SECONDS,
+           to_conf=_plain, low=0, most=MAX_TRIAL_S, metavar=SECONDS,
            hint=' (0 disables it)'),
     Option('soak_duration_s', '--soak-duration', 0.0,
            'seconds of a long latency soak after the latency test, '
            'saving partial results every soak interval; 0 disables it',
            'float', parse=_number(float),
            conf='latency_soak_duration', from_conf=_plain, to_conf=_plain,
-           low=0, metavar=SECONDS, hint=' (0 disables it)'),
+           low=0, most=MAX_SOAK_S, metavar=SECONDS,
+           hint=' (0 disables it)'),
     Option('soak_interval_s', '--soak-interval', 60.0,
            'seconds of one soak interval, between partial saves', 'float',
-           parse=_number(float), low=0, low_open=True, metavar=SECONDS),
+           parse=_number(float), low=0, low_open=True, most=MAX_TRIAL_S,
+           metavar=SECONDS),
     Option('results_dir', '--results-dir', None,
            'also keep a partial results file here, rewritten as the '
            'campaign goes', 'text', optional=True, metavar='DIR'),
     Option('mlr_initial_trial_duration_s', '--mlr-initial-trial', 1.0,
            'MLRsearch initial trial duration', 'float',
-           parse=_number(float), low=0, low_open=True, metavar=SECONDS),
+           parse=_number(float), low=0, low_open=True, most=MAX_TRIAL_S,
+           metavar=SECONDS),
     Option('mlr_preceding_targets', '--mlr-preceding-targets', 2,
            'MLRsearch coarser targets before the final one', 'int',
-           parse=_number(int), low=0, metavar='N'),
+           parse=_number(int), low=0, most=MAX_PRECEDING_TARGETS,
+           metavar='N'),
     Option('mlr_exceed_ratio', '--mlr-exceed-ratio', 0.0,
            'MLRsearch exceed ratio: share of bad trial-seconds a lower '
            'bound may hold (0: any bad trial makes an upper bound)',

@@ -392,6 +392,21 @@ class TestCampaignValidation(testtools.TestCase):
             self.assertIn('Campaign.%s' % name, str(error))
             self.assertIn(fix, str(error))
 
+    def test_ceilings_refuse_what_would_run_for_ever_or_overflow(self):
+        for field, value, fix in (
+                ('trial_duration_s', 1e300, 'positive number up to 86400'),
+                ('latency_duration_s', 86401, 'up to 86400'),
+                ('soak_duration_s', 1e9, 'up to 2.592e+06'),
+                ('linear_steps', 10 ** 8, 'up to 10000'),
+                ('repetitions', 10 ** 9, 'up to 100'),
+                ('chain_length', 10 ** 400, 'up to 100')):
+            error = self.assertRaises(ValueError, campaign.Campaign,
+                                      **{field: value})
+            self.assertIn('Campaign.%s' % field, str(error))
+            self.assertIn(fix, str(error))
+        campaign.Campaign(trial_duration_s=86400, soak_duration_s=86400,
+                          results_dir='/nonexistent')
+
     def test_frame_sizes_accept_text(self):
         plan = campaign.Campaign(frame_sizes=['64', 'imix', 1518])
         self.assertEqual(['64', 'IMIX(64:7,570:4,1518:1)', '1518'],

@@ -12,13 +12,18 @@
 
 """The model of a system under test: known loss curve, virtual clock."""
 
+import inspect
+import os
+import shutil
 import sys
+import tempfile
 import time
 
 import testtools
 
 from epa_chain import generators
 from epa_chain.generators import model
+from epa_chain.generators import options
 from epa_chain.measurement import trial
 
 SIXTY_FOUR = trial.FrameSize(size=64)
@@ -159,6 +164,79 @@ class TestFaults(testtools.TestCase):
         error = self.assertRaises(ValueError, model.ModelGenerator,
                                   latency_mode='sometimes')
         self.assertIn('samples', str(error))
+
+
+class TestOptions(testtools.TestCase):
+    """Generator options: one table, typed at the edge, checked always."""
+
+    def test_the_table_is_the_model_s_keyword_arguments(self):
+        accepted = list(inspect.signature(
+            model.ModelGenerator.__init__).parameters)[1:]
+        self.assertEqual(accepted, options.names('model'))
+
+    def test_the_prox_table_names_keyword_arguments_of_the_prox_generator(
+            self):
+        from epa_chain.prox import generator
+        from epa_chain.prox import traffic
+
+        accepted = inspect.signature(generator.ProxGenerator.__init__)
+        for name in options.names('prox'):
+            self.assertIn(name, accepted.parameters)
+        flow_mode = options.option('prox', 'flow_mode')
+        self.assertEqual(traffic.FLOW_MODES, flow_mode.choices)
+
+    def test_non_finite_and_out_of_range_values_are_refused(self):
+        for name, value in (('link_bps', float('inf')),
+                            ('jitter', float('nan')),
+                            ('ndr_fps', -1.0), ('ndr_fps', float('-inf')),
+                            ('knee_loss', 0.9), ('seed', 2.5),
+                            ('seed', True), ('latency_samples', 10 ** 9),
+                            ('max_tx_fps', 0.0), ('epoch', float('nan')),
+                            ('base_latency_ns', 1e300),
+                            ('knee_fps', 1e6), ('latency_mode', None)):
+            error = self.assertRaises(options.OptionError,
+                                      model.ModelGenerator,
+                                      **{name: value})
+            self.assertIn('model generator option %s=' % name, str(error))
+
+    def test_text_is_parsed_once_into_typed_values(self):
+        self.assertEqual(
+            {'jitter': 0.01, 'seed': 4, 'latency_mode': 'off',
+             'max_tx_fps': None, 'latency_samples': 10},
+            options.from_text('model', {
+                'jitter': '0.01', 'seed': '4', 'latency_mode': 'off',
+                'max_tx_fps': 'None', 'latency_samples': '10'}))
+        for name, text, fix in (
+                ('jitter', 'nan', 'finite number in [0, 0.5]'),
+                ('link_bps', 'inf', 'finite number'),
+                ('seed', '1.5', 'whole number'),
+                ('seed', 'none', 'whole number'),
+                ('bogus', '1', 'no such option; known: link_bps, ndr_fps'),
+                ('latency_mode', 'sometimes', 'samples, histogram, off')):
+            error = self.assertRaises(options.OptionError, options.from_text,
+                                      'model', {name: text})
+            self.assertEqual(name, error.name)
+            self.assertIn(fix, error.fix)
+
+    def test_a_layout_must_be_a_small_regular_file(self):
+        directory = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, directory)
+        fifo = os.path.join(directory, 'fifo')
+        os.mkfifo(fifo)
+        big = os.path.join(directory, 'big.cfg')
+        with open(big, 'w') as stream:
+            stream.write('#' * (options.MAX_FILE_BYTES + 1))
+        for path, reason in ((fifo, 'not a regular file'),
+                             (directory, 'not a regular file'),
+                             (big, 'larger than'),
+                             (os.path.join(directory, 'no'), 'No such file')):
+            error = self.assertRaises(options.OptionError, options.from_text,
+                                      'prox', {'layout': path})
+            self.assertIn(reason, error.fix)
+        small = os.path.join(directory, 'gen.cfg')
+        open(small, 'w').close()
+        self.assertEqual({'layout': small},
+                         options.from_text('prox', {'layout': small}))
 
 
 class TestRegistry(testtools.TestCase):
