@@ -15,7 +15,8 @@
 Runs the checks `openstack stack create` runs (Heat strict validation,
 nested templates resolved with their real parameter values), then the NFV
 rules Heat lacks: Nova extra specs, provider VLANs, port security, the MAC
-chain, management access. Lookups that need a cloud (images, existing
+chain, management access (a warning when management_allowed_cidr admits
+the internet). Lookups that need a cloud (images, existing
 flavors and networks) are listed as skipped. Files a template uses must be
 inside its directory tree; URLs are never fetched. A file that cannot be
 read, or is refused, is a LOAD error, also printed on one line to stderr.
@@ -99,7 +100,7 @@ def _print_text(reports, elapsed, quiet):
     for report in reports:
         name = _label(report)
         print('%s %s' % ('OK  ' if report.ok else 'FAIL', name))
-        for finding in report.errors:
+        for finding in report.errors + report.warnings:
             print('  ' + str(finding).replace('\n', '\n  '))
         for finding in report.skipped:
             skipped.setdefault(finding.message, set()).add(name)
@@ -108,8 +109,10 @@ def _print_text(reports, elapsed, quiet):
         for message in sorted(skipped):
             print('  - %s' % message)
     failed = sum(1 for r in reports if not r.ok)
-    print('\n%d checked, %d failed, in %.2f s'
-          % (len(reports), failed, elapsed))
+    warned = sum(1 for r in reports if r.warnings)
+    print('\n%d checked, %d failed, %sin %.2f s'
+          % (len(reports), failed, '%d with warnings, ' % warned
+             if warned else '', elapsed))
 
 
 def _label(report):

@@ -71,6 +71,9 @@ class RealisedResource:
 class Realisation:
     resources: typing.Dict[typing.Tuple[str, ...], RealisedResource]
     outputs: dict
+    # The top-level template (as shown) and its parameters' values.
+    template: str = ''
+    parameters: dict = dataclasses.field(default_factory=dict)
 
     def of_type(self, *types):
         return [r for r in self.resources.values() if r.type in types]
@@ -156,7 +159,10 @@ def realise(stack, template_set, synthesiser=None):
             outputs[name] = stack.outputs[name].get_value()
         except Exception as exc:
             raise RealisationError(('outputs', name), top, exc)
-    return Realisation(found, outputs)
+    # Without Heat's pseudo parameters (OS::stack_name, ...).
+    parameters = {name: stack.parameters[name] for name in stack.parameters
+                  if '::' not in name}
+    return Realisation(found, outputs, top, parameters)
 
 
 def _realise_stack(stack, prefix, template, template_set, synthesiser,

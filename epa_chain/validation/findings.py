@@ -16,6 +16,8 @@ import dataclasses
 import typing
 
 ERROR = 'error'
+# Valid, but probably not what the operator wants (the stack still passes).
+WARNING = 'warning'
 SKIPPED = 'skipped'
 
 
@@ -34,9 +36,12 @@ class Finding:
     resource: str = ''
     property: str = ''
     severity: str = ERROR
+    parameter: str = ''
 
     def location(self):
         parts = [self.file or '<input>']
+        if self.parameter:
+            parts.append('parameter %s' % self.parameter)
         if self.resource:
             parts.append('resource %s' % self.resource)
         if self.property:
@@ -44,7 +49,9 @@ class Finding:
         return ', '.join(parts)
 
     def __str__(self):
-        text = '%s: [%s] %s' % (self.location(), self.rule, self.message)
+        text = '%s: [%s] %s%s' % (
+            self.location(), self.rule,
+            'warning: ' if self.severity == WARNING else '', self.message)
         if self.fix:
             text += '\n    fix: %s' % self.fix
         return text
@@ -67,6 +74,10 @@ class Report:
         return [f for f in self.findings if f.severity == ERROR]
 
     @property
+    def warnings(self):
+        return [f for f in self.findings if f.severity == WARNING]
+
+    @property
     def skipped(self):
         return [f for f in self.findings if f.severity == SKIPPED]
 
@@ -81,5 +92,6 @@ class Report:
             'valid': self.ok,
             'seconds': round(self.seconds, 4),
             'errors': [f.as_dict() for f in self.errors],
+            'warnings': [f.as_dict() for f in self.warnings],
             'skipped': [f.as_dict() for f in self.skipped],
         }

@@ -26,13 +26,22 @@ to change. Rule IDs are stable: tests and users can grep for them.
   PORT-MGMT    other ports: a security group
   NODE-CONFIG  servers boot with a config drive and a valid node config
   MAC-CHAIN    each direction is one complete chain of next hops
+  MGMT-CIDR    management_allowed_cidr is a CIDR (error) that does not
+               admit the whole internet (a warning)
 """
+
+import ipaddress
 
 from epa_chain.validation import findings
 from epa_chain.validation import nova_rules
 
 SHARED_SEGMENT_KEY = 'shared_segment'
 MAX_VNFS = 3
+MANAGEMENT_CIDR = 'management_allowed_cidr'
+# A shorter prefix spans more than any one organisation's allocation
+# (IANA's /8s for IPv4, a regional registry's /12s..16s for IPv6): it
+# admits a good part of the internet, whatever the operator meant.
+NARROWEST_WIDE_PREFIX = {4: 8, 6: 16}
 
 
 def at(resource, rule, message, fix, prop=''):
@@ -44,7 +53,7 @@ def at(resource, rule, message, fix, prop=''):
 
 def check(topology, realisation):
     for rule in (flavor_rules, network_rules, port_rules, node_rules,
-                 mac_chain_rules):
+                 mac_chain_rules, management_rules):
         yield from rule(topology, realisation)
 
 
@@ -384,3 +393,35 @@ def _blame(node, mac, realisation):
             if value == mac:
                 return parent.template, parent.dotted, key
     return node.server.template, node.name, 'user_data'
+
+
+# ---- management access ------------------------------------------------------
+
+def management_rules(topology, realisation):
+    """SSH and PROX's unauthenticated control port: not for the internet."""
+    if MANAGEMENT_CIDR not in realisation.parameters:
+        return
+    value = realisation.parameters[MANAGEMENT_CIDR]
+
+    def finding(message, fix, severity):
+        return findings.Finding(rule='MGMT-CIDR', message=message, fix=fix,
+                                file=realisation.template,
+                                parameter=MANAGEMENT_CIDR, severity=severity)
+
+    try:
+        network = ipaddress.ip_network(str(value).strip(), strict=False)
+    except ValueError:
+        yield finding('%r is not a CIDR' % (value,),
+                      'give an address range such as 192.0.2.0/24',
+                      findings.ERROR)
+        return
+    if network.prefixlen < NARROWEST_WIDE_PREFIX[network.version]:
+        yield finding(
+            '%s admits %s to SSH and to the generator\'s control port, '
+            'which has no authentication' % (
+                value, 'the whole internet' if network.prefixlen == 0 else
+                'a good part of the internet (%d addresses)'
+                % network.num_addresses),
+            'give the range the operators and test tools connect from, '
+            'e.g. 192.0.2.0/24 (parameters: in an environment, or '
+            '--parameter)', findings.WARNING)

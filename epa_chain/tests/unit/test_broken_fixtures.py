@@ -375,3 +375,54 @@ class TestHeatReleases(FixtureTestCase):
         report = self.validate(CHAIN)
         self.assertEqual([], [f for f in report.findings
                               if f.rule == 'HEAT-COMPAT'])
+
+
+class TestManagementAccess(FixtureTestCase):
+    """MGMT-CIDR: management_allowed_cidr must not admit the internet."""
+
+    def warnings(self, cidr=None, environments=()):
+        if cidr is not None:
+            with tempfile.NamedTemporaryFile('w', suffix='.yaml') as env:
+                env.write('parameters:\n  management_allowed_cidr: "%s"\n'
+                          % cidr)
+                env.flush()
+                report = self.validate(CHAIN, [env.name])
+        else:
+            report = self.validate(CHAIN, environments)
+        self.assertValid(report)
+        return report.warnings
+
+    def test_the_whole_internet_is_a_warning_naming_the_parameter(self):
+        (warning,) = self.warnings(environments=[
+            fixture('broken', 'env_mgmt_cidr_open.yaml')])
+        self.assertEqual(('MGMT-CIDR', 'warning', CHAIN,
+                          'management_allowed_cidr'),
+                         (warning.rule, warning.severity,
+                          os.path.abspath(warning.file), warning.parameter))
+        self.assertIn('0.0.0.0/0 admits the whole internet', warning.message)
+        self.assertIn('192.0.2.0/24', warning.fix)
+        self.assertIn('parameter management_allowed_cidr: [MGMT-CIDR] '
+                      'warning: ', str(warning))
+
+    def test_prefixes_wider_than_an_allocation_warn(self):
+        for cidr in ('::/0', '0.0.0.0/1', '64.0.0.0/7', '2000::/3'):
+            self.assertEqual(['MGMT-CIDR'], [w.rule for w in self.warnings(
+                cidr)], cidr)
+        for cidr in ('10.0.0.0/8', '192.0.2.0/24', '2001:db8::/32'):
+            self.assertEqual([], self.warnings(cidr), cidr)
+
+    def test_the_shipped_default_has_no_warning(self):
+        self.assertEqual([], self.warnings())
+
+    def test_text_that_is_not_a_cidr_is_an_error(self):
+        # chain.yaml's net_cidr constraint refuses it first (HEAT); a
+        # template without the constraint gets the rule's own error.
+        from epa_chain.hot import realise
+        from epa_chain.validation import rules
+
+        realisation = realise.Realisation({}, {}, 'x.yaml', {
+            'management_allowed_cidr': 'anywhere'})
+        (finding,) = rules.management_rules(None, realisation)
+        self.assertEqual(('error', 'management_allowed_cidr', 'x.yaml'),
+                         (finding.severity, finding.parameter, finding.file))
+        self.assertIn("'anywhere' is not a CIDR", finding.message)
