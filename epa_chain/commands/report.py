@@ -24,6 +24,13 @@ distribution PNGs. Exit status: 0 done, 2 unreadable or invalid file.
 
 import sys
 
+from epa_chain import outputs
+
+# What figures no measurement writes (a throughput of 1e308, a link of
+# 5e-324 bit/s, an IMIX that is not one) raise while rendering; the
+# schema cannot refuse all of them.
+RENDER_ERRORS = (ArithmeticError, LookupError, TypeError, ValueError)
+
 
 def add_arguments(parser):
     parser.add_argument('result', metavar='RESULT.json',
@@ -32,16 +39,16 @@ def add_arguments(parser):
                         help='write PNG plots into DIR')
 
 
-def _plot_directory(path):
-    """Create DIR of --plots; the one-line reason it cannot be, or None."""
-    import os
+def _error(message):
+    # One line, whatever a path or a field holds.
+    print('epa-chain report: %s' % ' '.join(str(message).split()),
+          file=sys.stderr)
 
-    try:
-        os.makedirs(path, exist_ok=True)
-    except OSError as error:
-        return ('--plots %s: cannot create the directory: %s; give a '
-                'directory you can write' % (path, error.strerror or error))
-    return None
+
+def _cannot_render(path, error):
+    return ('%s: cannot render its figures (%s: %s); the file follows the '
+            'schema but holds values `epa-chain measure` never writes - '
+            'regenerate it' % (path, type(error).__name__, error))
 
 
 def run(args):
@@ -50,18 +57,27 @@ def run(args):
 
     try:
         document = results.load(args.result)
-    except results.ResultsError as error:
-        print('epa-chain report: %s' % error, file=sys.stderr)
+        if args.plots is not None:
+            outputs.check_directory(args.plots, '--plots')
+    except ValueError as error:
+        _error(error)
         return 2
-    # Before any table: a bad --plots leaves no half-printed report.
-    problem = args.plots and _plot_directory(args.plots)
-    if problem:
-        print('epa-chain report: %s' % problem, file=sys.stderr)
-        return 2
-    sys.stdout.write(report.render_tables(document))
-    if args.plots:
-        from epa_chain.measurement import plots
+    # Tables and plots first, printed after: an error leaves no half
+    # report.
+    paths = []
+    try:
+        tables = report.render_tables(document)
+        if args.plots is not None:
+            from epa_chain.measurement import plots
 
-        for path in plots.render(document, args.plots):
-            print('plot: %s' % path)
+            paths = plots.render(document, args.plots, '--plots')
+    except outputs.OutputError as error:
+        _error(error)
+        return 2
+    except RENDER_ERRORS as error:
+        _error(_cannot_render(args.result, error))
+        return 2
+    sys.stdout.write(tables)
+    for path in paths:
+        print('plot: %s' % path)
     return 0

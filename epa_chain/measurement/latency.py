@@ -290,8 +290,17 @@ def summarize(records):
 
 
 def decode_histogram(encoded):
-    """An HdrHistogram back from a summary's `hdr_delay_ns`."""
-    return HdrHistogram.decode(encoded.encode('ascii'))
+    """An HdrHistogram back from a summary's `hdr_delay_ns`.
+
+    ValueError when it is not one: the text comes from a results file.
+    """
+    try:
+        return HdrHistogram.decode(encoded.encode('ascii'))
+    except Exception as error:
+        # hdrh raises its own exceptions, and binascii's, zlib's...
+        raise ValueError('hdr_delay_ns is not an HdrHistogram in compressed '
+                         'base64 (%s: %s)' % (type(error).__name__, error)
+                         ) from None
 
 
 def combine(summaries):

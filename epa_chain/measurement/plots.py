@@ -20,9 +20,13 @@ histogram kept in the results (HdrHistogram).
 
 import os
 import re
+import tempfile
 
 from epa_chain.measurement import latency
 from epa_chain.measurement import readers
+from epa_chain import outputs
+
+OPTION = 'plots directory'
 
 
 def _pyplot():
@@ -37,7 +41,31 @@ def _slug(text):
     return re.sub(r'[^A-Za-z0-9]+', '-', text).strip('-').lower()
 
 
-def throughput_plot(document, path):
+def _save(figure, path, option):
+    """Write the PNG atomically; only a regular file (or none) is replaced.
+
+    savefig(path) would write through a symbolic link or into a FIFO.
+    """
+    pyplot = _pyplot()
+    try:
+        outputs.check_file(path, option)
+        handle, temporary = tempfile.mkstemp(
+            dir=os.path.dirname(os.path.abspath(path)),
+            prefix='.%s-' % os.path.basename(path))
+        try:
+            with os.fdopen(handle, 'wb') as stream:
+                figure.savefig(stream, format='png', dpi=100)
+            os.chmod(temporary, 0o644)
+            os.replace(temporary, path)
+        except BaseException:
+            os.unlink(temporary)
+            raise
+    finally:
+        pyplot.close(figure)
+    return path
+
+
+def throughput_plot(document, path, option=OPTION):
     """Mbps and % line rate per frame size, one line per goal and flows."""
     pyplot = _pyplot()
     figure, (mbps_axis, percent_axis) = pyplot.subplots(
@@ -82,12 +110,10 @@ def throughput_plot(document, path):
         readers.direction_word(document['parameters']['directions']),
         document['method']))
     figure.tight_layout()
-    figure.savefig(path, dpi=100)
-    pyplot.close(figure)
-    return path
+    return _save(figure, path, option)
 
 
-def latency_plot(case, path):
+def latency_plot(case, path, option=OPTION):
     """Delay histogram and CDF of the latency test, per direction."""
     pyplot = _pyplot()
     figure, (histogram_axis, cdf_axis) = pyplot.subplots(
@@ -123,18 +149,19 @@ def latency_plot(case, path):
         format(int(test['load_fps']), ','), '%g' % (100 * test['fraction']),
         test['reference_goal']))
     figure.tight_layout()
-    figure.savefig(path, dpi=100)
-    pyplot.close(figure)
-    return path
+    return _save(figure, path, option)
 
 
-def render(document, out_dir):
-    """Every plot the document allows, as PNG files; returns the paths."""
-    os.makedirs(out_dir, exist_ok=True)
+def render(document, out_dir, option=OPTION):
+    """Every plot the document allows, as PNG files; returns the paths.
+
+    `option` names `out_dir` in an outputs.OutputError.
+    """
+    outputs.check_directory(out_dir, option)
     paths = []
     if any(case['search'] for case in document['cases']):
         paths.append(throughput_plot(
-            document, os.path.join(out_dir, 'throughput.png')))
+            document, os.path.join(out_dir, 'throughput.png'), option))
     for case in document['cases']:
         test = case['latency']
         if not test or not any(s and s['hdr_delay_ns']
@@ -142,5 +169,6 @@ def render(document, out_dir):
             continue
         name = 'latency-%s-%dflows.png' % (
             _slug(readers.frame_size_of(case).label), case['flows'])
-        paths.append(latency_plot(case, os.path.join(out_dir, name)))
+        paths.append(latency_plot(case, os.path.join(out_dir, name),
+                                  option))
     return paths

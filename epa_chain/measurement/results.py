@@ -259,6 +259,8 @@ def _read_at_most(handle, limit):
 
 def _read(path):
     """The file's text: a regular file, at most MAX_BYTES, UTF-8."""
+    if not path:
+        raise ResultsError('results file: an empty path; %s' % FIX)
     try:
         # O_NONBLOCK: opening a FIFO must not wait for a writer.
         handle = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY)

@@ -111,9 +111,66 @@ class TestMeasureAndReport(testtools.TestCase):
                              plots)
         self.assertEqual(2, code)
         self.assertEqual(
-            'epa-chain report: --plots %s: cannot create the directory: '
-            'Not a directory; give a directory you can write\n' % plots, err)
+            'epa-chain report: --plots %s: cannot create %s: Not a '
+            'directory\n' % (plots, plots), err)
         self.assertEqual('', out)   # no half report before the error
+
+    def test_report_never_writes_a_plot_through_a_planted_link(self):
+        code, _out, err = run('measure', '--frame-sizes', '64', '-q',
+                              '--latency-duration', '0', '--json',
+                              self.path('out.json'))
+        self.assertEqual(0, code, err)
+        os.mkdir(self.path('plots'))
+        with open(self.path('victim'), 'w') as stream:
+            stream.write('precious')
+        os.symlink(self.path('victim'), self.path('plots/throughput.png'))
+        code, out, err = run('report', self.path('out.json'), '--plots',
+                             self.path('plots'))
+        self.assertEqual(2, code)
+        self.assertEqual('epa-chain report: --plots %s: exists and is a '
+                         'symbolic link, not a regular file; give a file '
+                         'path\n' % self.path('plots/throughput.png'), err)
+        self.assertEqual('', out)   # no half report before the error
+        self.assertTrue(os.path.islink(self.path('plots/throughput.png')))
+        with open(self.path('victim')) as stream:
+            self.assertEqual('precious', stream.read())
+        # A regular file there is replaced whole, with nothing left over.
+        os.unlink(self.path('plots/throughput.png'))
+        open(self.path('plots/throughput.png'), 'w').close()
+        code, out, err = run('report', self.path('out.json'), '--plots',
+                             self.path('plots'))
+        self.assertEqual(0, code, err)
+        self.assertEqual(['throughput.png'],
+                         os.listdir(self.path('plots')))
+        with open(self.path('plots/throughput.png'), 'rb') as stream:
+            self.assertEqual(b'\x89PNG', stream.read(4))
+
+    def test_report_refuses_figures_it_cannot_render_in_one_line(self):
+        code, _out, err = run('measure', '--frame-sizes', '64', '-q',
+                              '--method', 'rfc2544', '--latency-duration',
+                              '5', '--json', self.path('out.json'))
+        self.assertEqual(0, code, err)
+        with open(self.path('out.json')) as stream:
+            document = json.load(stream)
+        document['generator']['link_bps'] = 5e-324
+        broken = self.path('broken.json')
+        with open(broken, 'w') as stream:
+            json.dump(document, stream)
+        code, out, err = run('report', broken)
+        self.assertEqual(2, code)
+        self.assertEqual('', out)
+        self.assertEqual(1, err.count('\n'), err)
+        self.assertIn('epa-chain report: %s: cannot render its figures '
+                      '(ZeroDivisionError' % broken, err)
+        document['generator']['link_bps'] = 10e9
+        for summary in document['cases'][0]['latency']['directions'].values():
+            summary['hdr_delay_ns'] = 'not a histogram'
+        with open(broken, 'w') as stream:
+            json.dump(document, stream)
+        code, out, err = run('report', broken, '--plots', self.path('p'))
+        self.assertEqual(2, code)
+        self.assertEqual('', out)
+        self.assertIn('hdr_delay_ns is not an HdrHistogram', err)
 
     def test_report_refuses_a_bad_file(self):
         with open(self.path('bad.json'), 'w') as stream:
