@@ -13,6 +13,7 @@
 """The host the bed runs on: commands, packages, namespaces, processes."""
 
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -29,6 +30,7 @@ TOOLS = {
         'openvswitch-switch-dpdk',
     'dpdk-testpmd': 'dpdk-dev',
 }
+_ARGUMENT_PARTS = re.compile(r'[=,:]')
 
 
 class HostError(RuntimeError):
@@ -39,7 +41,8 @@ def run(argv, check=True, timeout=60, env=None):
     """Run a command; HostError naming it and its stderr on failure."""
     try:
         done = subprocess.run(argv, capture_output=True, text=True,
-                              timeout=timeout, env=env)
+                              timeout=timeout, env=env,
+                              stdin=subprocess.DEVNULL)
     except FileNotFoundError:
         raise HostError('%s: not installed' % argv[0]) from None
     except subprocess.TimeoutExpired:
@@ -145,13 +148,31 @@ def cmdline(pid, proc_root='/proc'):
         return None
 
 
-def pids_mentioning(text, proc_root='/proc'):
-    """Processes whose command line contains `text` (a bed's directory)."""
+def names_directory(argv, directory):
+    """Whether an argument of `argv` is `directory` or a path below it.
+
+    Arguments are split at '=', ',' and ':' (--pidfile=PATH, a DPDK
+    vdev's path=PATH, unix:PATH) and each part that is an absolute path is
+    compared as a normalised path, never as a substring: /x/bed-old,
+    /y/x/bed and /x/bed/../z do not name /x/bed.
+    """
+    directory = os.path.normpath(directory)
+    for arg in argv:
+        for part in _ARGUMENT_PARTS.split(arg):
+            if part.startswith('/'):
+                path = os.path.normpath(part)
+                if path == directory or path.startswith(directory + os.sep):
+                    return True
+    return False
+
+
+def pids_mentioning(directory, proc_root='/proc'):
+    """Processes whose command line names `directory` (names_directory)."""
     found = []
     for entry in os.listdir(proc_root):
         if entry.isdigit() and int(entry) != os.getpid():
             argv = cmdline(int(entry), proc_root)
-            if argv and any(text in arg for arg in argv):
+            if argv and names_directory(argv, directory):
                 found.append(int(entry))
     return found
 

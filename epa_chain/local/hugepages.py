@@ -32,6 +32,7 @@ NR_FILE = _SIZE_DIR + '/nr_hugepages'
 FREE_FILE = _SIZE_DIR + '/free_hugepages'
 RESV_FILE = _SIZE_DIR + '/resv_hugepages'
 PROC_NR_FILE = '/proc/sys/vm/nr_hugepages'
+COMMAND_TIMEOUT_S = 30      # mount, umount: down must not hang on either
 
 
 class HugepageError(RuntimeError):
@@ -83,8 +84,12 @@ def _is_2m_mount(options):
     return hugetlbfs.page_kb_of(options) in (PAGE_KB, None)
 
 
-def _check(run, argv, what):
-    result = run(argv, capture_output=True, text=True)
+def _check(run, argv, what, timeout_s=COMMAND_TIMEOUT_S):
+    try:
+        result = run(argv, capture_output=True, text=True, timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        raise HugepageError('%s: %s gave no answer after %d s' % (
+            what, ' '.join(argv), timeout_s)) from None
     if result.returncode:
         raise HugepageError('%s failed: %s: %s' % (
             what, ' '.join(argv), (result.stderr or result.stdout).strip()))

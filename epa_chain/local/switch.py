@@ -39,6 +39,8 @@ SCHEMA = '/usr/share/openvswitch/vswitch.ovsschema'
 DPDK_RUN_DIR = '/var/run/dpdk'
 STATE_FILE = 'switch.json'
 DAEMONS = ('ovs-vswitchd', 'ovsdb-server')
+QUIET_TIMEOUT_S = 30    # ovs-appctl, ip: a stopping switch must not hang
+_NAME = re.compile(r'^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$')
 _FIXES = {
     'ovs-vswitchd-dpdk': 'apt-get install openvswitch-switch-dpdk',
     'ovs-vsctl': 'apt-get install openvswitch-switch',
@@ -208,8 +210,21 @@ def _unlink(path):
         pass
 
 
-def _quiet(run, argv):
-    return run(argv, capture_output=True, text=True)
+def _is_name(name):
+    """A name from switch.json fit for `ip` and a path: no '/', no '-x'."""
+    return isinstance(name, str) and bool(_NAME.fullmatch(name))
+
+
+def _quiet(run, argv, timeout_s=QUIET_TIMEOUT_S):
+    """A command whose failure is reported, not raised; never hangs."""
+    try:
+        return run(argv, capture_output=True, text=True, timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        return subprocess.CompletedProcess(
+            argv, 124, '', 'no answer after %d s' % timeout_s)
+    except FileNotFoundError:
+        return subprocess.CompletedProcess(argv, 127, '',
+                                           '%s: not installed' % argv[0])
 
 
 class PrivateSwitch(object):
@@ -447,6 +462,7 @@ class PrivateSwitch(object):
         """
         directory = os.path.abspath(directory)
         report = {}
+        survivors = []
         for daemon in DAEMONS:
             pidfile = os.path.join(directory, daemon + '.pid')
             pid = _read_pid(pidfile)
@@ -463,31 +479,45 @@ class PrivateSwitch(object):
                                          sleep=sleep)[1]:
                 report[daemon] = 'stopped pid %d' % pid
             else:
-                raise SwitchError('%s pid %d survived SIGKILL' % (daemon,
-                                                                  pid))
+                # Kept with its pidfile for the next stop; the rest is
+                # cleaned up all the same.
+                report[daemon] = 'pid %d survived SIGKILL' % pid
+                survivors.append('%s pid %d' % (daemon, pid))
+                continue
             _unlink(pidfile)  # the daemon may have removed it itself
         try:
             with open(os.path.join(directory, STATE_FILE)) as stream:
                 state = json.load(stream)
         except (OSError, ValueError):
             state = {}
+        if not isinstance(state, dict):
+            state = {}
         netns = state.get('netns')
-        if netns and state.get('created_netns'):
+        if netns and not _is_name(netns):
+            report['netns'] = 'not a namespace name %r: left alone' % (netns,)
+        elif netns and state.get('created_netns'):
             # Deleting it removes ovs-netdev, bridge taps, moved-in veths.
             result = _quiet(run, ['ip', 'netns', 'delete', netns])
             report['netns'] = 'deleted %s' % netns if not result.returncode \
                 else 'not deleted %s: %s' % (netns, result.stderr.strip())
         elif netns:
-            for device in ['ovs-netdev'] + state.get('bridges', []):
+            bridges = state.get('bridges')
+            for device in ['ovs-netdev'] + [
+                    b for b in (bridges if isinstance(bridges, list) else [])
+                    if _is_name(b)]:
                 _quiet(run, ['ip', '-n', netns, 'link', 'delete', device])
             report['netns'] = 'kept %s (not ours), taps removed' % netns
         prefix = state.get('prefix')
-        if prefix:
+        if prefix and _is_name(prefix):
             # Files a killed DPDK process leaves; they hold huge pages.
-            for leftover in glob.glob(os.path.join(
-                    glob.escape(state.get('huge_dir', '/nonexistent')),
-                    glob.escape(prefix) + 'map_*')):
-                _unlink(leftover)
+            # Only in the bed's own mount beside this directory.
+            huge_dir = state.get('huge_dir')
+            if isinstance(huge_dir, str) and os.path.dirname(
+                    os.path.normpath(huge_dir)) == os.path.dirname(directory):
+                for leftover in glob.glob(os.path.join(
+                        glob.escape(huge_dir),
+                        glob.escape(prefix) + 'map_*')):
+                    _unlink(leftover)
             shutil.rmtree(os.path.join(dpdk_run_dir, prefix),
                           ignore_errors=True)
         for pattern in ('*.ctl', '*.mgmt', '*.snoop', 'db.sock'):
@@ -495,6 +525,10 @@ class PrivateSwitch(object):
                     glob.escape(directory), pattern)):
                 _unlink(socket_path)
         _unlink(os.path.join(directory, STATE_FILE))
+        if survivors:
+            raise SwitchError('%s survived SIGKILL; the rest of %s was '
+                              'cleaned up' % (', '.join(survivors),
+                                              directory))
         return report
 
     # -- bridges and ports -------------------------------------------------

@@ -255,6 +255,20 @@ class TestInterruptedReserve(HugepageCase):
             root=self.root, mounts=self.mounts.path)
         self.assertEqual(800, record['added'])
 
+    def test_a_hanging_umount_is_an_error_not_a_hang(self):
+        self.kernel(total=0, in_use=0)
+        record = self.reserve(8)
+
+        def hang(argv, **kwargs):
+            self.assertEqual(hugepages.COMMAND_TIMEOUT_S, kwargs['timeout'])
+            raise subprocess.TimeoutExpired(argv, kwargs['timeout'])
+        error = self.assertRaises(
+            hugepages.HugepageError, hugepages.release, record,
+            root=self.root, mounts=self.mounts.path, run=hang, wait_s=0)
+        self.assertIn('umount %s gave no answer after' % self.mount_point,
+                      str(error))
+        self.assertTrue(record['mounted'])   # a later down tries again
+
 
 class TestReleaseWaits(HugepageCase):
 

@@ -13,14 +13,17 @@
 """The private OVS-DPDK switch: parsers on captured outputs, command lines
 built with a fake `run`, and stop_in refusing pids that are not ours."""
 
+import itertools
 import json
 import os
 import signal
 import subprocess
+from unittest import mock
 
 import fixtures
 import testtools
 
+from epa_chain.local import host
 from epa_chain.local import switch
 
 FIXTURES = os.path.join(os.path.dirname(os.path.dirname(
@@ -433,3 +436,56 @@ class TestStopIn(testtools.TestCase):
         self.stop()
         self.assertEqual([['ip', '-n', 'theirs', 'link', 'delete', dev]
                           for dev in ('ovs-netdev', 'br-a')], self.run.calls)
+
+    def test_a_record_naming_paths_outside_is_not_followed(self):
+        # switch.json is the bed's, but down acts inside the bed only.
+        outside = os.path.join(self.tmp, 'a', 'elsewhere')
+        os.makedirs(outside)
+        open(os.path.join(outside, 'xmap_0'), 'w').close()
+        os.makedirs(os.path.join(self.dpdk_run, 'keep'))
+        for state in ({'netns': '-all', 'created_netns': True,
+                       'prefix': '..', 'huge_dir': self.huge},
+                      {'prefix': 'x', 'huge_dir': outside,
+                       'netns': 'sw-ovs', 'bridges': ['-x', 'br-a']},
+                      ['not', 'a', 'record']):
+            with open(os.path.join(self.directory, switch.STATE_FILE),
+                      'w') as f:
+                json.dump(state, f)
+            self.stop()
+        self.assertEqual(['xmap_0'], os.listdir(outside))
+        self.assertEqual(['keep', 'sw'], sorted(os.listdir(self.dpdk_run)))
+        self.assertEqual([['ip', '-n', 'sw-ovs', 'link', 'delete', dev]
+                          for dev in ('ovs-netdev', 'br-a')], self.run.calls)
+
+    def test_a_survivor_is_named_after_everything_else_is_cleaned(self):
+        self.process(101, self.daemon_argv('ovs-vswitchd', 'ovs-vswitchd'))
+        self.pidfile('ovs-vswitchd', 101)
+        with open(os.path.join(self.directory, switch.STATE_FILE), 'w') as f:
+            json.dump({'netns': 'sw-ovs', 'created_netns': True}, f)
+        open(os.path.join(self.directory, 'db.sock'), 'w').close()
+        # Each look at the clock is 10 s later: the waits end at once.
+        with mock.patch.object(host.time, 'monotonic',
+                               side_effect=itertools.count(0, 10)):
+            error = self.assertRaises(
+                switch.SwitchError, switch.PrivateSwitch.stop_in,
+                self.directory, proc_root=self.proc,
+                kill=lambda pid, sig: self.killed.append((pid, sig)),
+                run=self.run, sleep=lambda _: None,
+                dpdk_run_dir=self.dpdk_run)
+        self.assertIn('ovs-vswitchd pid 101 survived SIGKILL', str(error))
+        self.assertEqual([['ip', 'netns', 'delete', 'sw-ovs']],
+                         self.run.calls)
+        # the pidfile stays for the next attempt; the sockets are gone
+        self.assertEqual(['ovs-vswitchd.pid'],
+                         os.listdir(self.directory))
+
+    def test_quiet_commands_are_bounded(self):
+        def hang(argv, **kwargs):
+            self.assertEqual(switch.QUIET_TIMEOUT_S, kwargs['timeout'])
+            raise subprocess.TimeoutExpired(argv, kwargs['timeout'])
+        with open(os.path.join(self.directory, switch.STATE_FILE), 'w') as f:
+            json.dump({'netns': 'sw-ovs', 'created_netns': True}, f)
+        report = switch.PrivateSwitch.stop_in(
+            self.directory, proc_root=self.proc, run=hang,
+            sleep=lambda _: None, dpdk_run_dir=self.dpdk_run)
+        self.assertIn('not deleted sw-ovs: no answer after', report['netns'])
