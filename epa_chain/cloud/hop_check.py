@@ -29,6 +29,7 @@ them. Every failed attempt is kept and reported, not hidden.
 
 import dataclasses
 import logging
+import math
 import time
 import typing
 
@@ -47,6 +48,47 @@ ATTEMPTS = 3
 # restabilize" before the next trial.
 SETTLE_S = 5.0
 CHAIN_OUTPUTS = {'forward': 'forward_chain', 'reverse': 'reverse_chain'}
+# Bounds of the settings (`epa-chain prove`'s options): a load of at least
+# a few frames in DURATION_S, at most line rate; up to ten attempts, as
+# [epa_chain] hop_check_attempts. Losing half the frames or more is not
+# forwarding: such a chain must never pass.
+LOAD_FRACTION_RANGE = (1e-6, 1.0)
+MAX_LOSS_RATIO_BELOW = 0.5
+ATTEMPTS_RANGE = (1, 10)
+
+
+class SettingError(ValueError):
+    """A hop check setting out of its bounds: which, the value, the fix."""
+
+    def __init__(self, setting, value, fix):
+        super().__init__('hop check %s=%r: %s' % (setting, value, fix))
+        self.setting = setting
+        self.value = value
+        self.fix = fix
+
+
+def _finite(value):
+    return (isinstance(value, (int, float)) and
+            not isinstance(value, bool) and math.isfinite(value))
+
+
+def check_settings(load_fraction, max_loss_ratio, attempts):
+    """Refuse settings out of bounds (SettingError); NaN never compares."""
+    low, high = LOAD_FRACTION_RANGE
+    if not (_finite(load_fraction) and low <= load_fraction <= high):
+        raise SettingError('load_fraction', load_fraction,
+                           'give a fraction of line rate in [%g, %g]'
+                           % (low, high))
+    if not (_finite(max_loss_ratio) and
+            0 <= max_loss_ratio < MAX_LOSS_RATIO_BELOW):
+        raise SettingError('max_loss_ratio', max_loss_ratio,
+                           'give a ratio in [0, %g): a chain losing more '
+                           'does not forward' % MAX_LOSS_RATIO_BELOW)
+    low, high = ATTEMPTS_RANGE
+    if isinstance(attempts, bool) or not isinstance(attempts, int) or \
+            not low <= attempts <= high:
+        raise SettingError('attempts', attempts,
+                           'give a whole number in [%d, %d]' % (low, high))
 
 
 class HopCheckError(RuntimeError):
@@ -162,11 +204,10 @@ def check(generator, directions, outputs=None,
     of attempts. `observe(run)` runs a trial (run()) and returns its
     result; it may raise HopCheckError for what it saw besides the ends
     (`epa-chain prove`'s per-hop counters), which fails that attempt too.
+    Settings out of bounds raise SettingError before any trial.
     """
+    check_settings(load_fraction, max_loss_ratio, attempts)
     outputs = outputs or {}
-    if attempts < 1:
-        raise ValueError('hop check attempts must be at least 1, not %r'
-                         % (attempts,))
     load_fps = FRAME.line_rate_fps(generator.link_bps) * load_fraction
     checks = []
     for direction in directions:

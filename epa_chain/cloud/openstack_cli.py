@@ -17,6 +17,10 @@ already has the client and a clouds.yaml entry: it asks the same client
 (python-openstackclient with the Heat plugin) rather than adding an SDK
 to epa-chain's requirements. Provides what cloud.readiness expects of a
 compute service: server_status() and console_output().
+
+Names and IDs (a stack the user named, servers the cloud listed) always
+follow `--`, which ends the client's options: a name starting with `-`
+is never read as one.
 """
 
 import dataclasses
@@ -46,12 +50,20 @@ class CLIError(RuntimeError):
 class OpenStackCLI:
 
     def __init__(self, cloud=None, command='openstack', run=subprocess.run):
+        if cloud is not None and (not cloud or cloud.startswith('-')):
+            raise ValueError('--os-cloud %r: give the name of a clouds.yaml '
+                             'entry' % (cloud,))
         self.base = [command] + (['--os-cloud', cloud] if cloud else [])
         self._run = run
 
-    def call(self, *args):
-        """Run the client; its stdout. CLIError when it fails."""
-        argv = self.base + list(args)
+    def call(self, *args, names=()):
+        """Run the client; its stdout. CLIError when it fails.
+
+        `args` are the command and its options; `names` (stacks, servers)
+        come after `--`.
+        """
+        argv = self.base + list(args) + (['--'] + list(names)
+                                         if names else [])
         try:
             done = self._run(argv, stdout=subprocess.PIPE,
                              stderr=subprocess.PIPE, text=True)
@@ -63,12 +75,12 @@ class OpenStackCLI:
                                               done.stderr.strip()))
         return done.stdout
 
-    def json(self, *args):
-        return json.loads(self.call(*(args + ('-f', 'json'))))
+    def json(self, *args, names=()):
+        return json.loads(self.call(*(args + ('-f', 'json')), names=names))
 
     def stack(self, stack):
         """The stack as `stack show` gives it, read once."""
-        shown = self.json('stack', 'show', stack)
+        shown = self.json('stack', 'show', names=[stack])
         return Stack(
             status=shown['stack_status'],
             reason=shown.get('stack_status_reason'),
@@ -79,24 +91,25 @@ class OpenStackCLI:
     def stack_servers(self, stack):
         """{server id: server name} of every server, nested stacks too."""
         resources = self.json('stack', 'resource', 'list', '--nested-depth',
-                              '5', '--filter', 'type=' + SERVER_TYPE, stack)
+                              '5', '--filter', 'type=' + SERVER_TYPE,
+                              names=[stack])
         servers = {}
         for item in resources:
             server_id = item.get('physical_resource_id')
             if server_id:
                 servers[server_id] = self.json('server', 'show',
-                                               server_id)['name']
+                                               names=[server_id])['name']
         return servers
 
     def server_status(self, server_id):
-        shown = self.json('server', 'show', server_id)
+        shown = self.json('server', 'show', names=[server_id])
         fault = shown.get('fault') or {}
         return shown.get('status'), (fault.get('message')
                                      if isinstance(fault, dict) else fault)
 
     def console_output(self, server_id):
         try:
-            return self.call('console', 'log', 'show', server_id)
+            return self.call('console', 'log', 'show', names=[server_id])
         except CLIError as exc:
             # Nova's 409 (building) and 404 (no log yet): ask again later.
             raise readiness.ConsoleUnavailable(str(exc))

@@ -19,7 +19,12 @@ control endpoint) and checks that the frames came back. On the compute
 host (all-in-one clouds) it also reads each hop's Open vSwitch counters:
 the generator's port sent the frames, each VNF's ingress port was
 delivered them and its egress port sent them on. Uses the `openstack`
-client and its clouds.yaml entry. Exit status: 0 proven, 1 not, 2 usage.
+client and its clouds.yaml entry. Every option is checked before the
+client is called: a stack name or ID as Heat makes them, --attempts
+1-10, --load-fraction in [1e-06, 1], --max-loss-ratio in [0, 0.5) (a
+chain losing half its frames does not forward), --ready-timeout up to a
+day, a --json file that can be written. Exit status: 0 proven, 1 not, 2
+usage.
 
   openstack stack create -t templates/chain.yaml \\
       -e templates/presets/pvp-bidir.yaml pvp
@@ -27,6 +32,8 @@ client and its clouds.yaml entry. Exit status: 0 proven, 1 not, 2 usage.
 """
 
 import json
+import math
+import re
 import sys
 import time
 
@@ -38,8 +45,17 @@ from epa_chain.cloud import ovs_hops
 from epa_chain.cloud import readiness
 from epa_chain.measurement import options as campaign_options
 from epa_chain.measurement import trial
+from epa_chain import outputs
 
 PROOF_SCHEMA = 'epa-chain/proof/1'
+# Heat's stack names (heat.engine.stack), or a stack ID.
+STACK_NAME = re.compile(r'[A-Za-z][A-Za-z0-9_.-]{0,254}')
+STACK_ID = re.compile(r'[0-9a-fA-F]{8}(-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}')
+MAX_READY_TIMEOUT_S = 86400.0
+# The hop check's settings, as this command's options name them.
+SETTING_FLAGS = {'load_fraction': '--load-fraction',
+                 'max_loss_ratio': '--max-loss-ratio',
+                 'attempts': '--attempts'}
 
 
 def add_arguments(parser):
@@ -77,6 +93,42 @@ def add_arguments(parser):
 
 def _say(text):
     print(text, file=sys.stderr, flush=True)
+
+
+def _one_line(text):
+    # The client's stderr, a console log: many lines; an error is one.
+    return ' '.join(str(text).split())
+
+
+def check_arguments(args):
+    """Refuse, before the cloud is asked anything, what cannot be right.
+
+    ValueError naming the option; the stack name never becomes an option
+    of the client.
+    """
+    if not (STACK_NAME.fullmatch(args.stack) or
+            STACK_ID.fullmatch(args.stack)):
+        raise ValueError(
+            'stack %r: not a Heat stack name (a letter, then up to 254 '
+            'letters, digits, "_", "-" or ".") nor a stack ID' % args.stack)
+    if args.os_cloud is not None and (
+            not args.os_cloud.strip() or args.os_cloud.startswith('-') or
+            not args.os_cloud.isprintable()):
+        raise ValueError('--os-cloud %r: give the name of a clouds.yaml '
+                         'entry' % args.os_cloud)
+    if not (math.isfinite(args.ready_timeout) and
+            0 < args.ready_timeout <= MAX_READY_TIMEOUT_S):
+        raise ValueError('--ready-timeout %r: give seconds, more than 0 and '
+                         'at most %g' % (args.ready_timeout,
+                                         MAX_READY_TIMEOUT_S))
+    try:
+        hop_check.check_settings(args.load_fraction, args.max_loss_ratio,
+                                 args.attempts)
+    except hop_check.SettingError as error:
+        raise ValueError('%s %r: %s' % (SETTING_FLAGS[error.setting],
+                                        error.value, error.fix)) from None
+    if args.json is not None:
+        outputs.check_file(args.json, '--json', allow_stdout=True)
 
 
 def _expected_nodes(cli, stack, outputs, parameters):
@@ -150,6 +202,11 @@ def _prove_direction(generator, direction, outputs, args, proof):
 
 
 def run(args):
+    try:
+        check_arguments(args)
+    except ValueError as error:
+        _say('epa-chain prove: %s' % _one_line(error))
+        return 2
     cli = openstack_cli.OpenStackCLI(args.os_cloud)
     proof = {'schema': PROOF_SCHEMA, 'stack': args.stack, 'proven': False}
     try:
@@ -157,24 +214,25 @@ def run(args):
         if stack.status != 'CREATE_COMPLETE':
             raise openstack_cli.CLIError('stack %s is %s: %s' % (
                 args.stack, stack.status, stack.reason))
-        outputs = stack.outputs
-        endpoint = outputs.get('generator_control_endpoint')
+        stack_outputs = stack.outputs
+        endpoint = stack_outputs.get('generator_control_endpoint')
         if not endpoint or not endpoint.get('host'):
             raise benchmark.BenchmarkError(
                 'stack %s has no generator_control_endpoint: prove needs '
                 'the in-stack generator (endpoints=generator)' % args.stack)
-        nodes = _expected_nodes(cli, args.stack, outputs,
+        nodes = _expected_nodes(cli, args.stack, stack_outputs,
                                 stack.parameters)
         proof['servers'] = {node.name: node.engine for node in nodes}
         proof['ready_after_s'] = _wait_ready(cli, nodes, args.ready_timeout)
         _say('every server is ready; generator at %s:%s'
              % (endpoint['host'], endpoint['port']))
         directions = campaign_options.parse_direction(
-            'bi' if outputs.get('reverse_chain') else 'uni')
+            'bi' if stack_outputs.get('reverse_chain') else 'uni')
         proof['directions'] = []
         with benchmark.prox_generator(endpoint) as generator:
             for direction in directions:
-                _prove_direction(generator, direction, outputs, args, proof)
+                _prove_direction(generator, direction, stack_outputs, args,
+                                 proof)
                 entry = proof['directions'][-1]
                 _say('%s: %d/%d frames through the chain (attempt %d)' % (
                     direction, entry['rx_frames'], entry['tx_frames'],
@@ -184,14 +242,12 @@ def run(args):
             benchmark.BenchmarkError, hop_check.HopCheckError,
             ovs_hops.OVSError, trial.GeneratorError, OSError) as exc:
         proof['error'] = str(exc)
-        _say('epa-chain prove: %s' % exc)
-    if args.json:
-        text = json.dumps(proof, indent=2, sort_keys=True) + '\n'
-        if args.json == '-':
-            sys.stdout.write(text)
-        else:
-            with open(args.json, 'w') as stream:
-                stream.write(text)
+        _say('epa-chain prove: %s' % _one_line(exc))
+    if args.json is not None:
+        outputs.write_text(args.json,
+                           json.dumps(proof, indent=2, sort_keys=True,
+                                      allow_nan=False) + '\n',
+                           '--json', allow_stdout=True)
     if proof['proven']:
         _say('proven: every direction forwards%s' % (
             '' if args.no_ovs else ', hop by hop'))

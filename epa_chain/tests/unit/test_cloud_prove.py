@@ -15,11 +15,18 @@ openstack client adapter. The cloud test (epa_chain/tests/cloud) runs them
 against a real OpenStack."""
 
 import argparse
+import contextlib
+import io
 import json
+import os
+import shutil
+import stat
 import subprocess
+import tempfile
 import unittest
 from unittest import mock
 
+from epa_chain import cli
 from epa_chain.cloud import hop_check
 from epa_chain.cloud import openstack_cli
 from epa_chain.cloud import ovs_hops
@@ -165,7 +172,7 @@ class OpenStackCLITest(unittest.TestCase):
         with self.assertRaises(readiness.ConsoleUnavailable):
             cli.console_output('srv')
         self.assertEqual(['openstack', '--os-cloud', 'mycloud', 'console',
-                          'log', 'show', 'srv'], self.calls[0])
+                          'log', 'show', '--', 'srv'], self.calls[0])
 
     def test_outputs_by_key(self):
         shown = {'stack_status': 'CREATE_COMPLETE', 'outputs': [
@@ -186,11 +193,108 @@ class OpenStackCLITest(unittest.TestCase):
     def test_failures_carry_the_command(self):
         cli = self.cli({'*': _Done(1, stderr='Stack not found')})
         with self.assertRaisesRegex(openstack_cli.CLIError,
-                                    'stack show nope.*Stack not found'):
+                                    'stack show -f json -- nope.*Stack not '
+                                    'found'):
             cli.stack('nope')
+
+    def test_names_come_after_the_end_of_options(self):
+        shown = {'stack_status': 'CREATE_COMPLETE', 'name': 'srv',
+                 'physical_resource_id': '--id'}
+        calls = []
+
+        def run(argv, **kwargs):
+            calls.append(argv)
+            listed = argv[3:6] == ['stack', 'resource', 'list']
+            return _Done(0, json.dumps([shown] if listed else shown))
+        cli = openstack_cli.OpenStackCLI('mycloud', run=run)
+        cli.stack('--help')
+        cli.stack_servers('-s')
+        cli.server_status('--x')
+        cli.console_output('-y')
+        for argv, name in zip(calls, ('--help', '-s', '--id', '--x', '-y')):
+            self.assertEqual(['--', name], argv[-2:])
+            self.assertNotIn(name, argv[:-1])
+
+    def test_a_cloud_name_is_never_an_option(self):
+        for cloud in ('-x', '--os-auth-url=http://evil', ''):
+            self.assertRaises(ValueError, openstack_cli.OpenStackCLI, cloud)
 
     def test_runs_the_real_process_api(self):
         # The default runner is subprocess.run with these keywords.
         done = subprocess.run(['true'], stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE, text=True)
         self.assertEqual(0, done.returncode)
+
+
+class HopCheckSettingsTest(unittest.TestCase):
+
+    def test_bounds(self):
+        hop_check.check_settings(1e-6, 0.0, 1)
+        hop_check.check_settings(1.0, 0.499, 10)
+        for settings, name in (
+                ((0.0, 0.01, 3), 'load_fraction'),
+                ((float('nan'), 0.01, 3), 'load_fraction'),
+                ((1.5, 0.01, 3), 'load_fraction'),
+                ((0.01, float('nan'), 3), 'max_loss_ratio'),
+                ((0.01, 0.5, 3), 'max_loss_ratio'),
+                ((0.01, -0.1, 3), 'max_loss_ratio'),
+                ((0.01, float('inf'), 3), 'max_loss_ratio'),
+                ((0.01, 0.01, 0), 'attempts'),
+                ((0.01, 0.01, 11), 'attempts'),
+                ((0.01, 0.01, True), 'attempts'),
+                ((0.01, 0.01, 2.0), 'attempts')):
+            error = self.assertRaises(hop_check.SettingError,
+                                      hop_check.check_settings, *settings)
+            self.assertEqual(name, error.setting)
+
+    def assertRaises(self, kind, *args, **kwargs):
+        with super().assertRaises(kind) as caught:
+            args[0](*args[1:], **kwargs)
+        return caught.exception
+
+
+class ProveCommandTest(unittest.TestCase):
+    """What prove writes and says, with the cloud mocked."""
+
+    def setUp(self):
+        self.directory = tempfile.mkdtemp(prefix='epa-prove-')
+        self.addCleanup(shutil.rmtree, self.directory)
+
+    def prove(self, *argv, cloud=None):
+        """cli.main(['prove', ...]) with OpenStackCLI replaced by `cloud`."""
+        cloud = cloud or mock.Mock(side_effect=AssertionError('no cloud'))
+        out, err = io.StringIO(), io.StringIO()
+        with mock.patch.object(prove.openstack_cli, 'OpenStackCLI', cloud), \
+                contextlib.redirect_stdout(out), \
+                contextlib.redirect_stderr(err):
+            code = cli.main(['prove'] + list(argv))
+        return code, out.getvalue(), err.getvalue(), cloud
+
+    def test_a_fifo_for_json_is_refused_before_the_cloud(self):
+        fifo = os.path.join(self.directory, 'proof.json')
+        os.mkfifo(fifo)
+        code, _out, err, cloud = self.prove('pvp', '--json', fifo)
+        self.assertEqual(2, code)
+        self.assertEqual('epa-chain prove: --json %s: exists and is a FIFO, '
+                         'not a regular file; give a file path (or - for '
+                         'standard output)\n' % fifo, err)
+        cloud.assert_not_called()
+        self.assertTrue(stat.S_ISFIFO(os.lstat(fifo).st_mode))
+
+    def test_a_failure_is_one_line_and_the_proof_is_written(self):
+        client = mock.Mock()
+        client.stack.side_effect = prove.openstack_cli.CLIError(
+            'openstack stack show failed: Stack not found\nRequest-ID: x')
+        target = os.path.join(self.directory, 'proof.json')
+        code, _out, err, cloud = self.prove(
+            'pvp', '--os-cloud', 'lab', '--json', target,
+            cloud=mock.Mock(return_value=client))
+        self.assertEqual(1, code)
+        self.assertEqual('epa-chain prove: openstack stack show failed: '
+                         'Stack not found Request-ID: x\n', err)
+        cloud.assert_called_once_with('lab')
+        with open(target) as stream:
+            proof = json.load(stream)
+        self.assertFalse(proof['proven'])
+        self.assertIn('Stack not found', proof['error'])
+        self.assertEqual(0o644, stat.S_IMODE(os.stat(target).st_mode))
