@@ -28,14 +28,21 @@ binary. Needs root; installs the Debian packages it lacks.
 
 Presets: pvp, pvvp, vecpe (bidirectional; 1, 2, 3 VNFs) and
 pvp-unidir, pvvp-unidir, vecpe-unidir, pvp-bidir, ... (templates/presets).
-Exit status: 0 done, 1 a measurement or a chain check failed, 2 bad input
-(nothing created), 130 interrupted (the bed was taken down).
+A bed's --prefix is short and lower case (^[a-z][a-z0-9-]{0,10}$: its
+namespaces must fit an interface name); its --state-root a directory only
+root can write, not a symbolic link. `down` stops only processes the bed
+recorded that still run from its directory, and removes only what a bed
+creates there.
+Exit status: 0 done, 1 a measurement or a chain check failed (down: a part
+of the bed could not be undone, named on stderr), 2 bad input (nothing
+created or touched), 130 interrupted (the bed was taken down).
 """
 
 import sys
 
 from epa_chain.commands import measure
 from epa_chain.measurement import options as campaign_options
+from epa_chain import outputs
 
 DEFAULT_PREFIX = 'epa'
 _PROX_BINARY_ENV = 'EPA_CHAIN_PROX_BINARY'
@@ -134,16 +141,20 @@ def _stack_arguments(parser):
 
 
 def _bed_arguments(parser, stack=True):
+    from epa_chain.local import names
     from epa_chain.local import state
 
     parser.add_argument('--prefix', default=DEFAULT_PREFIX,
                         help='names of this bed: namespaces PREFIX-ovs and '
-                             'PREFIX-gen, state in STATE_ROOT/PREFIX '
-                             '(default: %(default)s)')
+                             'PREFIX-gen, state in STATE_ROOT/PREFIX, the '
+                             'stack name; %s (default: %%(default)s)'
+                             % names.PREFIX_PATTERN.replace('%', '%%'))
     parser.add_argument('--state-root', default=state.DEFAULT_ROOT,
                         metavar='DIR',
-                        help='where beds keep their state (default: '
-                             '%(default)s)')
+                        help='where beds keep their state: an absolute '
+                             'path to a directory owned by root (or you) '
+                             'that nobody else may write, no symbolic link '
+                             '(default: %(default)s)')
 
 
 def _error(message):
@@ -191,17 +202,52 @@ def _stack(args, vnf_count=None):
                          stack_name=args.prefix)
 
 
+def _checked_state(args):
+    """The bed's record from --prefix and --state-root, checked first.
+
+    Before preflight, apt-get or anything else: `down` removes and stops
+    what these name.
+    """
+    from epa_chain.local import names
+    from epa_chain.local import session
+
+    prefix = names.check_prefix(args.prefix)
+    root = names.check_state_root(args.state_root)
+    names.bed_directory(root, prefix)
+    state = session.new_state(root, prefix)
+    if args.action in ('up', 'run'):
+        if state.exists():
+            raise names.BadName('--prefix', prefix, 'a bed is up in %s, or '
+                                'was killed: `epa-chain local down --prefix '
+                                '%s --state-root %s` first' % (
+                                    state.directory, prefix, root))
+        foreign = state.foreign()
+        if foreign:
+            raise names.BadName('--prefix', prefix, '%s holds %s, not made '
+                                'by a bed; choose another --prefix or '
+                                '--state-root' % (state.directory,
+                                                  ', '.join(foreign)))
+    if args.action == 'run' and args.json:
+        outputs.check_file(args.json, '--json')
+    return state
+
+
 def run(args):
+    from epa_chain.local import names
     from epa_chain.local import session
     from epa_chain.measurement import trial
 
     progress = _progress(args)
-    state = session.new_state(args.state_root, args.prefix)
+    try:
+        state = _checked_state(args)
+    except (names.BadName, outputs.OutputError) as exc:
+        _error(exc)
+        return 2
     try:
         if args.action == 'down':
-            from epa_chain.local import bed
-            bed.down(state, _progress(args))
-            return 0
+            from epa_chain.local import teardown
+            done = teardown.down(state, progress)
+            return 1 if done['gave_up'] else 0
         if args.action == 'status':
             return _status(args, state)
         if args.action == 'up':
@@ -232,10 +278,11 @@ def _status(args, state):
         sys.stdout.write('\n')
         return 0
     if not found.get('phase'):
-        print('%s: no bed%s' % (state.prefix, '; leftovers: %s (run '
-                                '`epa-chain local down`)' % ', '.join(
-                                    found['leftovers'])
-                                if found.get('leftovers') else ''))
+        print('%s: no bed in %s%s' % (
+            state.prefix, state.directory,
+            '; namespaces %s exist without one (a bed under another '
+            '--state-root, or leftovers: ip netns delete NAME)' % ', '.join(
+                found['leftovers']) if found.get('leftovers') else ''))
         return 0
     print('%s: %s (%s)' % (state.prefix, found['phase'],
                            found['directory']))

@@ -10,18 +10,18 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""Bring a LocalPlan up on this host, and take any bed down again.
+"""Bring a LocalPlan up on this host; what a bed holds now (status).
 
 `up` follows the order a cloud creates the stack in: networks (bridges),
 ports, servers (VNF runtimes), then waits for every VNF's READY line as
 the Tempest plugin waits for it on the console. Each step is recorded in
-the bed's state before it acts (state.py), so `down` can undo a bed whose
-owner was killed at any point; `down` is also what `up` runs on failure.
+the bed's state before it acts (state.py), so `down` (teardown.py) can
+undo a bed whose owner was killed at any point; `down` is also what `up`
+runs on failure.
 """
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 import time
@@ -288,120 +288,52 @@ def _read(path):
         return ''
 
 
-def down(state, progress):
-    """Undo everything a bed (recorded or implied) holds; idempotent."""
-    from epa_chain.local import hugepages
-    from epa_chain.local import switch as switch_mod
-
-    started = time.monotonic()
-    done = {'processes': 0, 'namespaces': [], 'hugepages': None}
-    recorded = state.exists()
-    if recorded:
-        try:
-            state.load()
-        except (OSError, ValueError) as exc:
-            progress('state record unreadable (%s): cleaning up by name'
-                     % exc)
-    # 1. The VNF runtimes first: on SIGTERM each stops its engine and
-    # gives back what it took. Then whatever still names this bed's
-    # directory (an engine whose runtime was killed -9) or runs inside
-    # its namespaces (the generator's workers, ovs-vswitchd).
-    pids = [p['pid'] for p in state.data.get('processes', [])
-            if _still_ours(p)]
-    stopped, _left = host.stop_processes(pids)
-    leftovers = set(host.pids_mentioning(state.directory + '/'))
-    for name in state.namespaces:
-        if name in host.namespaces():
-            leftovers.update(host.namespace_pids(name))
-    leftovers.discard(os.getpid())
-    stopped += host.stop_processes(sorted(leftovers), grace_s=5)[0]
-    done['processes'] = len(set(stopped))
-    # 2. OVS: the daemons by their pidfiles (ovsdb-server runs outside
-    # the namespace).
-    if os.path.isdir(state.switch_dir):
-        switch_mod.PrivateSwitch.stop_in(state.switch_dir)
-    # 3. Namespaces: their veths, bridge taps and ovs-netdev go with them.
-    for name in state.namespaces:
-        if host.delete_namespace(name):
-            done['namespaces'].append(name)
-    # 4. Huge pages back, hugetlbfs unmounted.
-    record = state.data.get('hugepages')
-    if record and 'added' not in record and 'intent' in record:
-        # Killed while the pages were being reserved.
-        record = hugepages.interrupted_record(record,
-                                              state.hugepage_mount)
-        state.data['hugepages'] = record
-    if record and 'added' in record:
-        owed = record['added']
-        hugepages.release(record)
-        done['hugepages'] = '%d given back%s' % (
-            owed - record['added'], ', %d still in use by others'
-            % record['added'] if record['added'] else '')
-        if state.exists():
-            state.save()    # release() updated it: never give back twice
-    elif os.path.ismount(state.hugepage_mount):
-        host.run(['umount', state.hugepage_mount], check=False)
-    # 5. Sockets, config drives, the record itself; logs are kept.
-    _keep_logs(state)
-    progress('down in %.1f s: %d process(es) stopped, namespaces %s, huge '
-             'pages %s' % (time.monotonic() - started, done['processes'],
-                           ', '.join(done['namespaces']) or 'none left',
-                           done['hugepages'] or 'none held'))
-    return done
-
-
-def _still_ours(process):
-    argv = host.cmdline(process['pid'])
-    return bool(argv) and argv[0] == process.get('argv0')
-
-
-def _keep_logs(state):
-    """Remove the bed's directory but its logs (moved to <dir>.logs)."""
-    if not os.path.isdir(state.directory):
-        return
-    logs = state.directory + '.logs'
-    shutil.rmtree(logs, ignore_errors=True)
-    os.makedirs(logs, exist_ok=True)
-    for root, _dirs, names in os.walk(state.directory):
-        for name in names:
-            if name.endswith('.log'):
-                source = os.path.join(root, name)
-                relative = os.path.relpath(source, state.directory)
-                target = os.path.join(logs, relative.replace(os.sep, '_'))
-                try:
-                    shutil.copyfile(source, target)
-                except OSError:
-                    pass
-    shutil.rmtree(state.directory, ignore_errors=True)
-
-
 def status(state):
-    """What a bed holds now: record, processes alive, namespaces."""
+    """What a bed holds now: record, processes alive, namespaces.
+
+    Reads only; ValueError naming the record if it cannot be read.
+    """
+    from epa_chain.local import teardown
+
+    try:
+        present = host.namespaces()
+    except host.HostError:
+        present = []    # `ip` did not answer: status must not hang
     if not state.exists():
-        present = [n for n in state.namespaces if n in host.namespaces()]
         return {'prefix': state.prefix, 'up': False,
-                'leftovers': present}
-    state.load()
+                'leftovers': [n for n in state.namespaces if n in present]}
+    try:
+        state.load()
+    except OSError as exc:
+        raise ValueError('%s: cannot be read: %s' % (
+            state.path, exc.strerror or exc)) from None
     processes = []
-    for process in state.data.get('processes', []):
-        item = dict(process, alive=_still_ours(process))
-        item['status'] = _status_file(process.get('status'))
+    for process in state.data['processes']:
+        item = dict(process, alive=teardown.is_ours(
+            process['pid'], process.get('argv0'), state.directory))
+        item['status'] = _status_file(process.get('status'),
+                                      state.directory)
         processes.append(item)
     return {'prefix': state.prefix, 'up': state.data.get('phase') == 'up',
             'phase': state.data.get('phase'),
             'directory': state.directory,
-            'namespaces': [n for n in state.namespaces
-                           if n in host.namespaces()],
+            'namespaces': [n for n in state.namespaces if n in present],
             'hugepages': state.data.get('hugepages'),
             'versions': state.data.get('versions'),
             'processes': processes, 'plan': state.data.get('plan')}
 
 
-def _status_file(path):
+def _status_file(path, directory):
+    """A VNF's status.json, read only inside the bed's directory."""
+    if not isinstance(path, str) or not os.path.normpath(path).startswith(
+            directory + os.sep):
+        return None
     try:
         with open(path) as stream:
             data = json.load(stream)
-    except (OSError, ValueError, TypeError):
+    except (OSError, ValueError):
+        return None
+    if not isinstance(data, dict):
         return None
     return {key: data.get(key) for key in ('state', 'engine', 'restarts',
                                            'pid', 'reason')}

@@ -38,8 +38,9 @@ import dataclasses
 import typing
 
 from epa_chain.chain import node_config
+from epa_chain.local import names
 
-IFNAMSIZ = 15           # longest Linux interface name
+IFNAMSIZ = names.IFNAMSIZ
 OVS_PAGES = 512         # dpdk-socket-mem=1024 in 2 MB pages
 VNF_PAGES = 256         # the runtime's hugepages.VNF_MB (512 MB)
 SPARE_PAGES = 32
@@ -132,11 +133,11 @@ class LocalPlan:
 
     @property
     def ovs_netns(self):
-        return '%s-ovs' % self.prefix
+        return self.prefix + names.OVS_SUFFIX
 
     @property
     def generator_netns(self):
-        return '%s-gen' % self.prefix
+        return self.prefix + names.GENERATOR_SUFFIX
 
     @property
     def directions(self):

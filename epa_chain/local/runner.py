@@ -23,6 +23,7 @@ import time
 
 from epa_chain.local import bed as bed_mod
 from epa_chain.local import session
+from epa_chain.local import teardown
 
 # calibrate() is a snapshot: on 2 shared cores the sender's rate swings by
 # tens of percent within seconds, and a shortfall ends the search.
@@ -85,7 +86,7 @@ def measure(bed, base_plan, progress, keep_up=False):
         if not keep_up:
             bed.close_generator()
             started = time.monotonic()
-            bed_mod.down(bed.state, progress)
+            teardown.down(bed.state, progress)
             testbed['timings']['down_s'] = time.monotonic() - started
     document['testbed'] = testbed
     return document

@@ -29,6 +29,7 @@ from epa_chain.local import host
 from epa_chain.local import plan as plan_mod
 from epa_chain.local import proof as proof_mod
 from epa_chain.local import state as state_mod
+from epa_chain.local import teardown
 
 
 class SessionError(RuntimeError):
@@ -84,7 +85,7 @@ def make_plan(topology, state, vnf_count_override=None,
 def preflight(install, progress):
     if os.geteuid() != 0:
         raise SessionError('epa-chain local needs root (network namespaces, '
-                           'huge pages, OVS): run it with sudo')
+                           'huge pages, OVS): run it as root')
     missing = host.missing_packages()
     if missing and not install:
         raise SessionError('missing Debian packages %s: install them or '
@@ -136,7 +137,7 @@ def bring_up(plan, state, progress, engine_binary=None, prox_binary=None):
         progress('bringing the bed down after: %s' % (
             str(exc) or type(exc).__name__))
         bed.close_generator()
-        bed_mod.down(state, progress)
+        teardown.down(state, progress)
         if isinstance(exc, _bed_errors()):
             raise SessionError(str(exc)) from exc
         raise

@@ -15,8 +15,8 @@
 `down` must undo a run that was killed at any point, so every step
 records its intent in state.json *before* it acts (the namespace name, the
 huge pages about to be added, the process started) and the record is
-rewritten atomically. `down` undoes what the record names and, for what
-a kill may have left unrecorded, what the prefix's naming rules imply.
+rewritten atomically. `down` (teardown.py) undoes what the record names,
+and what the prefix's naming rules imply if the record is unreadable.
 
 Layout of a bed's directory (one per prefix)::
 
@@ -25,14 +25,23 @@ Layout of a bed's directory (one per prefix)::
     hugepages/          the hugetlbfs mount OVS and DPDK use
     sockets/            vhost-user sockets
     vnfs/NAME/          config-drive/, run/, console.log, status.json
+    generator/          the PROX generator's configuration and logs
+
+`down` (teardown.py) removes these entries and nothing else.
 """
 
 import json
 import os
 import time
 
+from epa_chain.local import names
+
 SCHEMA = 'epa-chain/local-state/1'
 DEFAULT_ROOT = '/run/epa-chain-local'
+RECORD = 'state.json'
+# Everything a bed creates in its directory: what `down` removes.
+LAYOUT = frozenset((RECORD, RECORD + '.tmp', 'ovs', 'hugepages', 'sockets',
+                    'vnfs', 'generator'))
 
 
 class BedState:
@@ -42,7 +51,7 @@ class BedState:
         self.root = root
         self.prefix = prefix
         self.directory = os.path.join(root, prefix)
-        self.path = os.path.join(self.directory, 'state.json')
+        self.path = os.path.join(self.directory, RECORD)
         self.data = {'schema': SCHEMA, 'prefix': prefix,
                      'namespaces': [], 'hugepages': None, 'processes': [],
                      'phase': None, 'plan': None, 'created': None}
@@ -72,18 +81,40 @@ class BedState:
     def exists(self):
         return os.path.exists(self.path)
 
+    def foreign(self):
+        """What the bed's directory holds that no bed makes (sorted)."""
+        try:
+            found = os.listdir(self.directory)
+        except FileNotFoundError:
+            return []
+        return sorted(name for name in found if name not in LAYOUT)
+
     def load(self):
+        """Read the record; ValueError naming the file if it is not one.
+
+        A record a kill cut short may lack fields: they keep their empty
+        defaults, and malformed process entries are dropped, so that
+        `down` undoes what the rest names.
+        """
         with open(self.path) as stream:
             data = json.load(stream)
-        if data.get('schema') != SCHEMA:
+        if not isinstance(data, dict) or data.get('schema') != SCHEMA:
             raise ValueError('%s: schema %r, expected %s (a bed from another '
                              'version: remove it by hand)' % (
-                                 self.path, data.get('schema'), SCHEMA))
-        self.data = data
+                                 self.path, data.get('schema') if isinstance(
+                                     data, dict) else None, SCHEMA))
+        self.data.update(data)
+        self.data['namespaces'] = [
+            name for name in _list(data.get('namespaces'))
+            if name in names.namespaces(self.prefix)]
+        self.data['processes'] = [
+            process for process in _list(data.get('processes'))
+            if _is_process(process)]
+        if not isinstance(self.data.get('hugepages'), (dict, type(None))):
+            self.data['hugepages'] = None
         return self
 
     def save(self):
-        os.makedirs(self.directory, exist_ok=True)
         temporary = self.path + '.tmp'
         with open(temporary, 'w') as stream:
             json.dump(self.data, stream, indent=1, sort_keys=True)
@@ -92,7 +123,13 @@ class BedState:
         os.replace(temporary, self.path)
 
     def begin(self, plan_summary):
-        os.makedirs(self.directory, exist_ok=True)
+        # Mode 0755 whatever the umask: names.py refuses a state root others
+        # may write; its parent exists (checked there too).
+        for path in (self.root, self.directory):
+            try:
+                os.mkdir(path, 0o755)
+            except FileExistsError:
+                pass
         self.data.update(phase='starting', plan=plan_summary,
                          created=time.time(), owner_pid=os.getpid())
         self.save()
@@ -114,5 +151,17 @@ class BedState:
     @property
     def namespaces(self):
         """Recorded namespaces plus those the naming rules imply."""
-        implied = ['%s-ovs' % self.prefix, '%s-gen' % self.prefix]
-        return list(dict.fromkeys(self.data['namespaces'] + implied))
+        return list(dict.fromkeys(self.data['namespaces'] +
+                                  names.namespaces(self.prefix)))
+
+
+def _list(value):
+    return value if isinstance(value, list) else []
+
+
+def _is_process(process):
+    return (isinstance(process, dict) and
+            isinstance(process.get('name'), str) and
+            type(process.get('pid')) is int and process['pid'] > 1 and
+            isinstance(process.get('argv0'), (str, type(None))) and
+            isinstance(process.get('status'), (str, type(None))))
