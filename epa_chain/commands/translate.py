@@ -16,9 +16,12 @@ tosca-parser parses the template and its inputs, heat-translator translates
 it, then epa-chain puts back what heat-translator loses: provider VLAN
 networks, flavor extra specs, port security, the MAC chain in user_data,
 config drive, server names, the chain outputs (doc/source/tosca.rst lists
-every repair). The inputs become the HOT parameters' defaults. Exit status:
-0 translated (and valid, with --validate), 1 the template is broken or the
-result invalid, 2 usage.
+every repair). The inputs become the HOT parameters' defaults. Imports
+must be inside the template's directory tree; URLs are never fetched.
+Exit status: 0 translated (and valid, with --validate), 1 the template is
+broken (one line on stderr per problem: file, node, field, fix) or the
+result invalid, 2 usage (a file that cannot be read or is refused, an
+output that cannot be written: one line on stderr).
 
   epa-chain translate tosca/pvp.yaml -i tosca/presets/pvp-bidir.yaml -o x.yaml
   epa-chain translate tosca/vecpe.yaml -o - --validate -v
@@ -30,13 +33,20 @@ import os
 import sys
 import tempfile
 
+from epa_chain.hot import safe_yaml
+from epa_chain.hot import tree
+from epa_chain import outputs
+
+OUTPUT_OPTION = '-o'
+
 
 def add_arguments(parser):
     parser.add_argument('template', metavar='FILE',
                         help='TOSCA service template (tosca/*.yaml)')
     parser.add_argument('-i', '--inputs', metavar='INPUTS',
                         help='YAML file of input values (tosca/presets/)')
-    parser.add_argument('-o', '--output', metavar='OUT', required=True,
+    parser.add_argument(OUTPUT_OPTION, '--output', metavar='OUT',
+                        required=True,
                         help='HOT template to write; - for stdout')
     parser.add_argument('--validate', action='store_true',
                         help='validate the result as `epa-chain validate` '
@@ -46,6 +56,8 @@ def add_arguments(parser):
     parser.add_argument('-v', '--verbose', action='store_true',
                         help='list every change each repair made and what '
                              'heat-translator logged')
+    parser.add_argument(tree.ALLOW_OPTION, action='store_true',
+                        help=tree.ALLOW_HELP)
 
 
 def run(args):
@@ -56,32 +68,40 @@ def run(args):
               '(pip install \'epa-chain[translation]\'); missing: %s'
               % ', '.join(missing), file=sys.stderr)
         return 2
+    try:
+        outputs.check_file(args.output, OUTPUT_OPTION, allow_stdout=True)
+        _not_an_input(args.output, args.template, args.inputs)
+    except ValueError as exc:
+        return _refuse(exc)
     # Imported here: tosca-parser and heat-translator take a second to load
     # and other subcommands do not need them.
     from epa_chain.tosca import errors
     from epa_chain.tosca import translate
 
-    report = sys.stderr if args.output == '-' else sys.stdout
+    report = sys.stderr if args.output == outputs.STDOUT else sys.stdout
     try:
-        result = translate.translate(args.template, args.inputs)
+        result = translate.translate(args.template, args.inputs,
+                                     args.allow_files_outside)
+    except safe_yaml.InputError as exc:
+        return _refuse(exc)
     except errors.ToscaError as exc:
         if args.json:
             _dump({'schema': 'epa-chain/translate/1', 'translated': False,
                    'errors': [p.as_dict() for p in exc.problems]})
         else:
             for problem in exc.problems:
-                print(problem, file=sys.stderr)
-            count = len(exc.problems)
-            print('\n%s: not translated (%d problem%s)'
-                  % (args.template, count, '' if count == 1 else 's'),
-                  file=sys.stderr)
+                print('epa-chain translate: %s' % problem.line(),
+                      file=sys.stderr)
         return 1
     text = result.to_yaml()
-    if args.output == '-':
-        sys.stdout.write(text)
-    else:
-        with open(args.output, 'w') as f:
-            f.write(text)
+    try:
+        outputs.write_text(args.output, text, OUTPUT_OPTION,
+                           allow_stdout=True)
+    except ValueError as exc:
+        return _refuse(exc)
+    except OSError as exc:
+        return _refuse('%s %s: cannot write: %s' % (
+            OUTPUT_OPTION, args.output, exc.strerror or exc))
     findings = _validate(text, args.output) if args.validate else []
     errors_found = [f for f in findings if f.severity == 'error']
     if args.json:
@@ -94,6 +114,22 @@ def run(args):
     else:
         _print_text(result, args, findings, report)
     return 1 if errors_found else 0
+
+
+def _not_an_input(output, *inputs):
+    """Refuse an output that would replace the template or its inputs."""
+    if output == outputs.STDOUT or not os.path.exists(output):
+        return
+    for path in inputs:
+        if path and os.path.exists(path) and os.path.samefile(output, path):
+            raise outputs.OutputError(
+                '%s %s: is %s, which the translation would replace; give '
+                'another file' % (OUTPUT_OPTION, output, path))
+
+
+def _refuse(error):
+    print('epa-chain translate: %s' % error, file=sys.stderr)
+    return 2
 
 
 def _validate(text, output):
@@ -128,7 +164,8 @@ def _print_text(result, args, findings, out):
             print('  %s' % message, file=out)
     if args.validate:
         errors_found = [f for f in findings if f.severity == 'error']
-        for finding in errors_found:
+        for finding in errors_found + [f for f in findings
+                                       if f.severity == 'warning']:
             print('  ' + str(finding).replace('\n', '\n  '), file=out)
         print('validation: %s' % ('OK' if not errors_found else
                                   '%d errors' % len(errors_found)), file=out)

@@ -49,6 +49,7 @@ MAX_DEPTH = 100
 _LOADER = getattr(yaml, 'CSafeLoader', yaml.SafeLoader)
 _STARTS = (yaml.MappingStartEvent, yaml.SequenceStartEvent)
 _ENDS = (yaml.MappingEndEvent, yaml.SequenceEndEvent)
+_WRITE_ONE = 'write a YAML mapping (name: value lines) in it'
 _KINDS = {dict: 'a mapping', list: 'a list', str: 'a string',
           int: 'a number', float: 'a number', bool: 'a boolean'}
 
@@ -88,7 +89,8 @@ def max_file_bytes():
 def read_bytes(path, what='file'):
     """The bytes of a regular file no larger than Heat accepts."""
     if not path:
-        raise InputError(repr(path), 'an empty path', 'give a %s' % what)
+        raise InputError(repr(path), 'an empty path',
+                         'give the path of the %s' % what)
     name = shown(path)
     try:
         # stat before open: opening a FIFO blocks, some devices act on it.
@@ -96,8 +98,8 @@ def read_bytes(path, what='file'):
     except FileNotFoundError:
         raise InputError(name, 'no such file', 'give an existing %s' % what)
     except (OSError, ValueError) as exc:
-        raise InputError(name, 'cannot read the %s: %s' % (what, _why(exc)),
-                         'give a %s you can read' % what)
+        raise InputError(name, 'cannot read it: %s' % _why(exc),
+                         'give a file you can read')
     _check_kind(name, found, what)
     limit = max_file_bytes()
     try:
@@ -105,8 +107,8 @@ def read_bytes(path, what='file'):
             _check_kind(name, os.fstat(stream.fileno()), what)
             data = stream.read(limit + 1)
     except OSError as exc:
-        raise InputError(name, 'cannot read the %s: %s' % (what, _why(exc)),
-                         'give a %s you can read' % what)
+        raise InputError(name, 'cannot read it: %s' % _why(exc),
+                         'give a file you can read')
     if len(data) > limit:
         raise InputError(name, 'larger than the %d bytes Heat accepts '
                          '(max_template_size)' % limit,
@@ -116,11 +118,11 @@ def read_bytes(path, what='file'):
 
 def _check_kind(name, found, what):
     if stat.S_ISDIR(found.st_mode):
-        raise InputError(name, 'is a directory, not a %s' % what,
-                         'give the %s inside it' % what)
+        raise InputError(name, 'is a directory, not a file',
+                         'give the %s file inside it' % what)
     if not stat.S_ISREG(found.st_mode):
         raise InputError(name, 'is not a regular file (a device, FIFO or '
-                         'socket)', 'give a %s' % what)
+                         'socket)', 'give a regular file')
     if found.st_size > max_file_bytes():
         raise InputError(name, 'is %d bytes, more than the %d bytes Heat '
                          'accepts (max_template_size)' % (
@@ -145,24 +147,23 @@ def read_text(path, what='file'):
     return decode(read_bytes(path, what), shown(path))
 
 
-def load(path, what='file', kind=dict):
-    """A YAML file's document, which must be of `kind` (dict, list, ...)."""
-    return load_text(read_text(path, what), shown(path), what, kind)
+def load(path, what='file'):
+    """A YAML file's document, which must be a mapping."""
+    return load_text(read_text(path, what), shown(path), what)
 
 
-def load_text(text, name, what='file', kind=dict):
-    """A file's text as a document of `kind`, named `name` in errors."""
+def load_text(text, name, what='file'):
+    """A file's text as a YAML mapping, `name` the file in errors."""
     if not text.strip():
-        raise InputError(name, 'empty', 'give a %s' % what)
+        raise InputError(name, 'empty', _WRITE_ONE)
     document = parse(text, name)
     if document is None:
         raise InputError(name, 'holds only comments, no YAML document',
-                         'give a %s' % what)
-    if not isinstance(document, kind):
-        raise InputError(name, 'is %s, not %s' % (
-            kind_of(document), _KINDS.get(kind, kind.__name__)),
-            'a %s is %s at the top level' % (what, _KINDS.get(
-                kind, kind.__name__)))
+                         _WRITE_ONE)
+    if not isinstance(document, dict):
+        raise InputError(name, 'is %s, not a mapping' % kind_of(document),
+                         'the %s must be a YAML mapping (name: value '
+                         'lines)' % what)
     return document
 
 

@@ -34,6 +34,8 @@ from urllib import parse as urlparse
 from epa_chain.hot import safe_yaml
 
 ALLOW_OPTION = '--allow-files-outside'
+URL_FIX = ('download the file next to the one that uses it and name it by '
+           'a relative path')
 ALLOW_HELP = ('read files that templates reference (nested types, get_file, '
               'resource_registry entries, TOSCA imports) from outside the '
               'top-level template\'s directory tree; URLs are never fetched')
@@ -68,9 +70,9 @@ class Tree:
         if not self.allow_outside and not inside(real, self.root):
             raise safe_yaml.InputError(
                 referrer, '%s %s: %s is outside the template\'s directory '
-                'tree %s' % (field, value, real, safe_yaml.shown(self.root)),
-                'keep every file a template uses under %s, or pass %s'
-                % (safe_yaml.shown(self.root), ALLOW_OPTION))
+                'tree %s/' % (field, value, real, self.root),
+                'keep every file a template uses under %s/, or pass %s'
+                % (self.root, ALLOW_OPTION))
         return real
 
 
@@ -87,6 +89,4 @@ def is_url(value):
 def refuse_url(referrer, field, value):
     return safe_yaml.InputError(
         referrer, '%s %s: a URL, and epa-chain fetches nothing' % (
-            field, value),
-        'download the file next to the one that uses it and name it by a '
-        'relative path')
+            field, value), URL_FIX)

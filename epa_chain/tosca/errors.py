@@ -44,6 +44,11 @@ class ToscaProblem:
             text += '\n    fix: %s' % self.fix
         return text
 
+    def line(self):
+        """The problem on one line: where; what is wrong; the fix."""
+        return '%s: %s%s' % (self.location(), self.message.rstrip('.'),
+                             '; %s' % self.fix if self.fix else '')
+
     def as_dict(self):
         return dataclasses.asdict(self)
 

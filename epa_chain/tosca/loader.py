@@ -24,15 +24,30 @@ import contextlib
 import dataclasses
 import functools
 import logging
-import os
 import re
 import threading
 import typing
 
-import yaml
-
+from epa_chain.hot import safe_yaml
 from epa_chain.tosca import errors
+from epa_chain.tosca import imports
 
+TEMPLATE_SUFFIXES = ('.yaml', '.yml')
+# The kind of each section of a service template (TOSCA Simple Profile
+# 1.3, 3.10 and 3.9), where tosca-parser assumes it.
+_SECTIONS = dict(
+    {'tosca_definitions_version': str, 'description': str,
+     'imports': list, 'topology_template': dict, 'metadata': dict,
+     'repositories': dict},
+    **{name: dict for name in (
+        'artifact_types', 'data_types', 'capability_types',
+        'interface_types', 'relationship_types', 'node_types',
+        'group_types', 'policy_types')})
+_TOPOLOGY_SECTIONS = {
+    'description': str, 'inputs': dict, 'node_templates': dict,
+    'relationship_templates': dict, 'groups': dict, 'policies': list,
+    'outputs': dict, 'substitution_mappings': dict, 'workflows': dict}
+_KIND_NAMES = {str: 'text', list: 'a list', dict: 'a mapping'}
 _KINDS = {'node_type': 'node', 'policy_type': 'policy',
           'group_type': 'group', 'relationship_type': 'relationship'}
 _state = threading.local()
@@ -63,43 +78,54 @@ class LoadedTemplate:
 
 def display(path):
     """Relative to the working directory when below it, else absolute."""
-    relative = os.path.relpath(path)
-    return os.path.abspath(path) if relative.startswith('..') else relative
+    return safe_yaml.shown(path)
 
 
-def load(path, inputs_path=None):
-    """Parse a service template with its inputs; ToscaError if broken."""
-    raw = _read_yaml(path, 'the service template')
-    if not isinstance(raw, dict) or 'tosca_definitions_version' not in raw:
+def load(path, inputs_path=None, allow_outside=False):
+    """Parse a service template with its inputs; ToscaError if broken.
+
+    safe_yaml.InputError when a file cannot be read or must not be: the
+    template, its inputs or an import (a URL, or outside the template's
+    directory tree unless `allow_outside`: tosca/imports.py).
+    """
+    if not str(path).lower().endswith(TEMPLATE_SUFFIXES):
+        raise safe_yaml.InputError(
+            display(path) if path else repr(path), 'not a .yaml file: '
+            'tosca-parser would read it as a CSAR archive or refuse it',
+            'give the service template\'s .yaml file')
+    text = safe_yaml.read_text(path, 'service template')
+    raw = safe_yaml.load_text(text, display(path), 'service template')
+    if 'tosca_definitions_version' not in raw:
         raise errors.ToscaError([errors.ToscaProblem(
             display(path), 'not a TOSCA service template (no '
             'tosca_definitions_version)', kind='template',
             fix='give a file like tosca/pvp.yaml')])
+    problems = list(_check_sections(raw, display(path)))
+    if problems:
+        raise errors.ToscaError(problems)
     given = {}
-    if inputs_path:
-        given = _read_yaml(inputs_path, 'the inputs file')
-        if given is None:
-            given = {}
-        if not isinstance(given, dict):
-            raise errors.ToscaError([errors.ToscaProblem(
-                display(inputs_path), 'must map input names to values',
-                kind='template', fix='write one "name: value" per line')])
-    declared = ((raw.get('topology_template') or {}).get('inputs') or {})
+    if inputs_path is not None:
+        given = safe_yaml.load(inputs_path, 'inputs file')
+    declared = _mapping(_mapping(raw.get('topology_template')).get('inputs'))
     unknown = [name for name in given if name not in declared]
     if unknown:
         raise errors.ToscaError([errors.ToscaProblem(
             display(inputs_path), 'not an input of %s' % display(path),
-            node=name, kind='input',
-            fix='use one of: %s' % ', '.join(sorted(declared)))
+            node=str(name), kind='input',
+            fix='use one of: %s' % ', '.join(sorted(map(str, declared))))
             for name in unknown])
+    imported = imports.Imports(path, text, raw, allow_outside)
 
     from toscaparser.common import exception as tp_exception
     from toscaparser import tosca_template
 
     # tosca-parser logs each error it also raises: keep only the raise.
-    with captured_log('tosca'), _attribution() as collected:
+    with captured_log('tosca'), _attribution() as collected, \
+            imported.served():
         try:
             tosca = tosca_template.ToscaTemplate(path, dict(given), True)
+        except safe_yaml.InputError:
+            raise
         except tp_exception.ValidationError:
             raise errors.ToscaError(_problems(
                 collected or tp_exception.ExceptionCollector.getExceptions(),
@@ -109,7 +135,7 @@ def load(path, inputs_path=None):
             # later (comparing "two" with a range, say): the collected
             # errors say what is wrong, the crash only where.
             raise errors.ToscaError(_problems(
-                list(collected) + [exc], path, inputs_path, raw))
+                list(collected) or [exc], path, inputs_path, raw))
     values = {i.name: given.get(i.name, i.default) for i in tosca.inputs}
     problems = list(_check_inputs(tosca, given, values, path, inputs_path))
     if problems:
@@ -118,18 +144,26 @@ def load(path, inputs_path=None):
                           given=given, values=values, raw=raw)
 
 
-def _read_yaml(path, what):
-    try:
-        with open(path) as f:
-            return yaml.safe_load(f)
-    except OSError as exc:
-        raise errors.ToscaError([errors.ToscaProblem(
-            display(path), 'cannot read %s: %s' % (what, exc.strerror),
-            kind='template', fix='give an existing file')])
-    except yaml.YAMLError as exc:
-        raise errors.ToscaError([errors.ToscaProblem(
-            display(path), 'not YAML: %s' % ' '.join(str(exc).split()),
-            kind='template', fix='fix the YAML syntax at the line shown')])
+def _check_sections(raw, shown):
+    """Sections of the kind TOSCA says: tosca-parser crashes on others."""
+    topology = raw.get('topology_template')
+    for sections, document, prefix in (
+            (_SECTIONS, raw, ''),
+            (_TOPOLOGY_SECTIONS, _mapping(topology), 'topology_template.')):
+        for name, kind in sections.items():
+            value = document.get(name)
+            if value is not None and not isinstance(value, kind):
+                yield errors.ToscaProblem(
+                    shown, 'is %s, not %s' % (
+                        safe_yaml.kind_of(value), _KIND_NAMES[kind]),
+                    field=prefix + name, kind='template',
+                    fix='see the TOSCA Simple Profile (tosca/pvp.yaml has '
+                    'every section)')
+
+
+def _mapping(value):
+    """A section of the template as a mapping (empty if it is not one)."""
+    return value if isinstance(value, dict) else {}
 
 
 def _check_inputs(tosca, given, values, path, inputs_path):
@@ -347,14 +381,14 @@ def _qualify(raw, node, field):
     """Where in the node template a property named `field` is written."""
     if not field or '.' in field:
         return field
-    topology = raw.get('topology_template') or {}
-    template = (topology.get('node_templates') or {}).get(node)
+    topology = _mapping(raw.get('topology_template'))
+    template = _mapping(topology.get('node_templates')).get(node)
     if not isinstance(template, dict):
         return field
-    if field in (template.get('properties') or {}):
+    if field in _mapping(template.get('properties')):
         return 'properties.%s' % field
-    for cap, body in (template.get('capabilities') or {}).items():
-        if field in ((body or {}).get('properties') or {}):
+    for cap, body in _mapping(template.get('capabilities')).items():
+        if field in _mapping(_mapping(body).get('properties')):
             return 'capabilities.%s.properties.%s' % (cap, field)
     return field
 

@@ -24,8 +24,7 @@ still takes the same inputs as parameters.
 import dataclasses
 import typing
 
-import yaml
-
+from epa_chain.hot import safe_yaml
 from epa_chain.tosca import errors
 
 CHAIN_NODE = 'epa_chain.nodes.ChainNode'
@@ -424,8 +423,9 @@ class _Builder:
                          'an input', 'write one "hw:key: value" per line')
             return {}
         try:
-            specs = yaml.safe_load(text) if isinstance(text, str) else text
-        except yaml.YAMLError as exc:
+            specs = safe_yaml.parse(text, template.name) if isinstance(
+                text, str) else text
+        except safe_yaml.InputError as exc:
             specs = exc
         if not isinstance(specs, dict) or not all(
                 isinstance(v, (str, int, float, bool))

@@ -31,6 +31,7 @@ import typing
 
 import yaml
 
+from epa_chain.hot import safe_yaml
 from epa_chain.tosca import errors
 from epa_chain.tosca import loader
 from epa_chain.tosca import model
@@ -69,9 +70,13 @@ class Translation:
             sort_keys=False, width=79)
 
 
-def translate(path, inputs_path=None):
-    """Translate a service template with its inputs; ToscaError if bad."""
-    loaded = loader.load(path, inputs_path)
+def translate(path, inputs_path=None, allow_outside=False):
+    """Translate a service template with its inputs; ToscaError if bad.
+
+    safe_yaml.InputError if a file cannot be read or must not be (an
+    import outside the template's tree, unless `allow_outside`, or a URL).
+    """
+    loaded = loader.load(path, inputs_path, allow_outside)
     chain = model.build(loaded)
     template, messages = run_heat_translator(loaded)
     done = repairs.apply(template, chain)
@@ -156,7 +161,7 @@ def _plain(value):
     if isinstance(value, (list, tuple)):
         return [_plain(v) for v in value]
     if isinstance(value, str) and _INLINE_FUNCTION.match(value.strip()):
-        return yaml.safe_load(value)
+        return safe_yaml.parse(value, 'heat-translator\'s output')
     return value
 
 

@@ -28,6 +28,7 @@ import tempfile
 import time
 from unittest import mock
 
+import fixtures
 import testtools
 
 from heatclient.common import template_utils
@@ -35,6 +36,7 @@ from heatclient.common import template_utils
 from epa_chain.hot import files
 from epa_chain.hot import safe_yaml
 from epa_chain.tests import repo
+from epa_chain.tests.unit import tosca_cases
 
 # Text of the file outside every tree: no output may ever show it.
 SECRET = 'epa-chain-outside-marker-7f3c1d'
@@ -147,9 +149,10 @@ class TestSafeYaml(Sandbox):
         self.assertEqual('no such file', self.assertRaises(
             safe_yaml.InputError, safe_yaml.load,
             os.path.join(self.tree, 'nope.yaml')).message)
-        self.assertEqual("'': an empty path; give a template", str(
-            self.assertRaises(safe_yaml.InputError, safe_yaml.load, '',
-                              'template')))
+        self.assertEqual(
+            "'': an empty path; give the path of the template",
+            str(self.assertRaises(safe_yaml.InputError, safe_yaml.load, '',
+                                  'template')))
 
     def test_binary_and_not_utf8(self):
         binary = self.write('bin.yaml', b'\x7fELF\x00\x01', 'wb')
@@ -424,3 +427,132 @@ class TestTree(Sandbox):
                                       top)
         self.assertNotIn(os.path.realpath(self.secret), opened)
         self.assertIn('offline validation fetches nothing', str(error))
+
+
+class TestToscaImports(Sandbox):
+    """A service template's imports: in its tree, never fetched."""
+
+    def setUp(self):
+        super().setUp()
+        tosca_cases.require_translator()
+        shutil.copytree(repo.TOSCA, self.tree, dirs_exist_ok=True)
+        with open(os.path.join(repo.TOSCA, 'pvp.yaml')) as stream:
+            self.pvp = stream.read()
+        self.types = os.path.join(self.tree, 'definitions',
+                                  'epa_chain_types.yaml')
+        with open(self.types) as stream:
+            self.types_text = stream.read()
+
+    def importing(self, *imports, text=None):
+        """pvp.yaml with other imports (or types with other imports)."""
+        listed = ''.join('  - %s\n' % item for item in imports)
+        if text == 'types':
+            self.write(self.types, self.types_text.replace(
+                '  - etsi_nfv_sol001_subset.yaml\n', listed))
+            return os.path.join(self.tree, 'pvp.yaml')
+        return self.write('broken.yaml', self.pvp.replace(
+            '  - definitions/epa_chain_types.yaml\n', listed))
+
+    def translate(self, path, **kwargs):
+        from epa_chain.tosca import translate
+
+        return translate.translate(path, **kwargs)
+
+    def test_the_shipped_imports_are_read_from_the_checked_copies(self):
+        with watched() as opened:
+            self.translate(os.path.join(self.tree, 'pvp.yaml'))
+        read = [p for p in opened if p.startswith(self.tree)]
+        # Each of the three files once, by safe_yaml, not by tosca-parser.
+        self.assertEqual(3, len(read), read)
+
+    def test_imports_outside_the_tree_are_refused(self):
+        outside = os.path.relpath(self.secret, self.tree)
+        for value in (outside, self.secret, 'file://' + self.secret,
+                      '{s: {file: %s}}' % outside):
+            error = self.refused(self.translate, self.importing(value))
+            self.assertEqual('broken.yaml', os.path.basename(error.path))
+            self.assertIn('imports[0]', error.message)
+            self.assertIn('outside the template\'s directory tree',
+                          error.message)
+
+    def test_an_import_of_an_import_is_held_to_the_tree(self):
+        path = self.importing('../../secret.yaml', text='types')
+        error = self.refused(self.translate, path)
+        self.assertEqual(safe_yaml.shown(self.types), error.path)
+
+    def test_urls_and_repositories_are_never_fetched(self):
+        for value in ('http://127.0.0.1:9/types.yaml',
+                      'https://example.com/types.yaml',
+                      'file://otherhost/types.yaml',
+                      '{t: {file: types.yaml, repository: r}}'):
+            with watched():
+                error = self.assertRaises(
+                    safe_yaml.InputError, self.translate,
+                    self.importing(value), allow_outside=True)
+            self.assertIn('epa-chain fetches nothing', error.message)
+
+    def test_allow_outside_reads_the_import(self):
+        with open(self.secret, 'w') as stream:
+            stream.write('tosca_definitions_version: tosca_simple_yaml_1_2'
+                         '\nimports: [%s]\n' % os.path.join(
+                             self.tree, 'definitions',
+                             'epa_chain_types.yaml'))
+        self.translate(self.importing('../secret.yaml'), allow_outside=True)
+
+    def test_imports_of_each_other_are_refused(self):
+        path = self.importing('etsi_nfv_sol001_subset.yaml',
+                              'epa_chain_types.yaml', text='types')
+        error = self.assertRaises(safe_yaml.InputError, self.translate, path)
+        self.assertIn('the files import each other', error.message)
+
+    def test_tosca_parser_reads_nothing_the_checks_did_not(self):
+        # tosca-parser looks for an import in the working directory first.
+        work = os.path.join(self.base, 'work')
+        os.makedirs(os.path.join(work, 'definitions'))
+        with open(os.path.join(work, 'definitions', 'epa_chain_types.yaml'),
+                  'w') as stream:
+            stream.write('tosca_definitions_version: tosca_simple_yaml_1_2\n')
+        self.useFixture(_WorkingDirectory(work))
+        error = self.assertRaises(safe_yaml.InputError, self.translate,
+                                  os.path.join(self.tree, 'pvp.yaml'))
+        self.assertIn('tosca-parser would read this file', error.message)
+
+    def test_an_import_that_is_not_a_file_name(self):
+        for value, expected in (('42', 'imports[0] is a number'),
+                                ('{t: {file: null}}',
+                                 'imports[0].t is empty')):
+            error = self.assertRaises(safe_yaml.InputError, self.translate,
+                                      self.importing(value))
+            self.assertIn(expected, error.message)
+
+    def test_sections_of_the_wrong_kind_are_problems_not_crashes(self):
+        from epa_chain.tosca import errors
+
+        for old, new, field in (
+                ('description: >', 'description: [a]\nx: >',
+                 'description'),
+                ('topology_template:\n', 'topology_template: 5\nx:\n',
+                 'topology_template'),
+                ('  inputs:\n', '  inputs: [a]\n  x:\n',
+                 'topology_template.inputs')):
+            path = self.write('broken.yaml', self.pvp.replace(old, new, 1))
+            error = self.assertRaises(errors.ToscaError, self.translate, path)
+            (problem,) = error.problems
+            self.assertEqual(field, problem.field)
+            self.assertNotIn('\n', problem.line())
+
+    def test_a_csar_is_not_extracted(self):
+        path = self.write('chain.csar', 'PK\x03\x04')
+        self.assertIn('not a .yaml file', self.assertRaises(
+            safe_yaml.InputError, self.translate, path).message)
+
+
+class _WorkingDirectory(fixtures.Fixture):
+
+    def __init__(self, path):
+        super().__init__()
+        self.path = path
+
+    def _setUp(self):
+        self.addCleanup(os.chdir, os.getcwd())
+        os.chdir(self.path)
