@@ -66,10 +66,10 @@ def parse_pairs(pairs, option, example, convert=str):
 
 
 # A host name (RFC 1123 labels) or an IP address; never an option.
-_HOST_NAME = re.compile(r'^(?=.{1,253}$)[A-Za-z0-9]([A-Za-z0-9-]{0,61}'
+_HOST_NAME = re.compile(r'(?=.{1,253}\Z)[A-Za-z0-9]([A-Za-z0-9-]{0,61}'
                         r'[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}'
-                        r'[A-Za-z0-9])?)*\.?$')
-_PORT = re.compile(r'^[0-9]{1,5}$')
+                        r'[A-Za-z0-9])?)*\.?')
+_PORT = re.compile(r'[0-9]{1,5}')
 
 
 def parse_endpoint(text, option='--prox-endpoint'):
@@ -77,7 +77,7 @@ def parse_endpoint(text, option='--prox-endpoint'):
     fix = ('give HOST:PORT with a port in 1-65535, e.g. 10.0.0.5:8474 or '
            '[fd00::5]:8474')
     host, sep, port = text.rpartition(':')
-    if not sep or not _PORT.match(port) or not 1 <= int(port) <= 65535:
+    if not sep or not _PORT.fullmatch(port) or not 1 <= int(port) <= 65535:
         raise ValueError('%s %r: %s' % (option, text, fix))
     bracketed = host.startswith('[') and host.endswith(']')
     if bracketed:
@@ -86,13 +86,18 @@ def parse_endpoint(text, option='--prox-endpoint'):
         address = ipaddress.ip_address(host)
     except ValueError:
         address = None
-    if address is None and not _HOST_NAME.match(host):
+    if address is None and not _HOST_NAME.fullmatch(host):
         raise ValueError('%s %r: %r is neither an IP address nor a host '
                          'name; %s' % (option, text, host, fix))
     if address is not None and address.version == 6 and not bracketed:
         raise ValueError('%s %r: write an IPv6 address in brackets; %s'
                          % (option, text, fix))
     return host, int(port)
+
+
+def _option_message(error, text):
+    """A generator's OptionError as the command line spells it."""
+    return '--generator-option %s=%s: %s' % (error.name, text, error.fix)
 
 
 def parse_options(pairs, prox_endpoint, generator='model'):
@@ -105,8 +110,7 @@ def parse_options(pairs, prox_endpoint, generator='model'):
     try:
         options = generator_options.from_text(generator, texts)
     except generator_options.OptionError as error:
-        raise ValueError('--generator-option %s=%s: %s' % (
-            error.name, texts.get(error.name, ''), error.fix)) from None
+        raise ValueError(_option_message(error, texts[error.name])) from None
     if prox_endpoint:
         options['host'], options['port'] = parse_endpoint(prox_endpoint)
     return options
@@ -174,6 +178,10 @@ def run(args):
                                 args.generator)
         _check_outputs(args, plan)
         generator = generators.create(args.generator, **options)
+    except generator_options.OptionError as error:
+        # Options checked together (knee_fps against ndr_fps).
+        _error(_option_message(error, error.value))
+        return 2
     except ValueError as error:
         _error(error)
         return 2

@@ -78,8 +78,9 @@ class ModelGenerator(trial.Generator):
                                       % self.ndr_fps)
         self.knee_loss = _option('knee_loss', knee_loss)
         if self.knee_fps == self.ndr_fps and self.knee_loss > 0:
-            raise ValueError('model generator: knee_fps must be above '
-                             'ndr_fps when knee_loss > 0')
+            raise options.OptionError('model', 'knee_fps', self.knee_fps,
+                                      'must be above ndr_fps when '
+                                      'knee_loss > 0')
         self.flow_penalty = _option('flow_penalty', flow_penalty)
         self.jitter = _option('jitter', jitter)
         self.spurious_rate = _option('spurious_rate', spurious_rate)

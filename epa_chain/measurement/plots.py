@@ -158,6 +158,13 @@ def render(document, out_dir, option=OPTION):
     `option` names `out_dir` in an outputs.OutputError.
     """
     outputs.check_directory(out_dir, option)
+    # Every histogram decoded first: one that is not fails before any
+    # plot is written.
+    for case in document['cases']:
+        for summary in (case['latency'] or {}).get('directions',
+                                                   {}).values():
+            if summary and summary['hdr_delay_ns']:
+                latency.decode_histogram(summary['hdr_delay_ns'])
     paths = []
     if any(case['search'] for case in document['cases']):
         paths.append(throughput_plot(
