@@ -159,7 +159,7 @@ def _check_generator(args):
 def _check_outputs(args, plan):
     """Before any trial: a campaign of hours never ends in "cannot write"."""
     outputs.check_file(args.json, '--json', allow_stdout=True)
-    if plan.results_dir:
+    if plan.results_dir is not None:
         outputs.check_directory(plan.results_dir, '--results-dir')
 
 

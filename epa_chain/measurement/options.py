@@ -156,6 +156,9 @@ def parse_goals(text):
         if not item:
             continue
         name, sep, ratio = item.partition('=')
+        if name.strip() in goals:
+            raise ValueError('goal %s is given twice; give each goal once'
+                             % name.strip())
         try:
             goals[name.strip()] = float(ratio)
         except ValueError:

@@ -45,6 +45,11 @@ class GeneratorError(RuntimeError):
         super().__init__('%s%s' % (cause, ': ' + detail if detail else ''))
 
 
+def _size_weight(item):
+    size, weight = item.split(':')
+    return int(size), int(weight)
+
+
 @dataclasses.dataclass(frozen=True)
 class FrameSize:
     """A fixed frame size, or an IMIX as ((size, weight), ...).
@@ -73,11 +78,16 @@ class FrameSize:
         text = str(text).strip().lower()
         if text == 'imix':
             return cls(imix=IMIX_EANTC)
-        if ':' in text:
-            mix = tuple(tuple(int(part) for part in item.split(':'))
-                        for item in text.split(','))
-            return cls(imix=mix)
-        return cls(size=int(text))
+        try:
+            if ':' not in text:
+                size, mix = int(text), None
+            else:
+                size, mix = None, tuple(_size_weight(item)
+                                        for item in text.split(','))
+        except ValueError:
+            raise ValueError('%r is neither a size, "imix" nor SIZE:WEIGHT '
+                             'pairs' % text) from None
+        return cls(size=size, imix=mix)
 
     @property
     def mix(self):
