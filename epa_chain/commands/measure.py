@@ -193,6 +193,13 @@ def run(args):
         print(line, file=sys.stderr, flush=True)
 
     with generator:
+        # PROX out of reach fails every case the same way, each after a
+        # connect timeout: say it once, before the campaign.
+        unreachable = generator.describe().get('connect_error')
+        if unreachable:
+            _error('--prox-endpoint %s: %s; nothing measured'
+                   % (args.prox_endpoint, unreachable))
+            return 1
         document = campaign.run(generator, plan,
                                 None if args.quiet else progress)
     if args.json == outputs.STDOUT:

@@ -18,6 +18,7 @@ import io
 import json
 import os
 import shutil
+import socket
 import tempfile
 
 import testtools
@@ -98,6 +99,23 @@ class TestMeasureAndReport(testtools.TestCase):
             self.assertEqual(2, code, argv)
             self.assertIn(expected, err, argv)
         self.assertFalse(os.path.exists(self.path('x.json')))
+
+    def test_prox_out_of_reach_is_said_once_before_the_campaign(self):
+        listener = socket.socket()
+        listener.bind(('127.0.0.1', 0))
+        port = listener.getsockname()[1]
+        listener.close()   # nothing listens there now: refused at once
+        code, out, err = run(
+            'measure', '--generator', 'prox', '--prox-endpoint',
+            '127.0.0.1:%d' % port, '--frame-sizes', '64,128',
+            '--json', self.path('out.json'))
+        self.assertEqual(1, code)
+        self.assertEqual('', out)
+        self.assertEqual(1, err.count('\n'), err)
+        self.assertIn('epa-chain measure: --prox-endpoint 127.0.0.1:%d: '
+                      'the PROX control connection failed' % port, err)
+        self.assertIn('nothing measured', err)
+        self.assertFalse(os.path.exists(self.path('out.json')))
 
     def test_report_plots_into_a_directory_that_cannot_be_made(self):
         code, _out, err = run('measure', '--frame-sizes', '64', '-q',
