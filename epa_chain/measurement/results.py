@@ -58,7 +58,7 @@ MAX_BYTES = 64 * 1024 * 1024
 MAX_DEPTH = 64
 GZIP_MAGIC = b'\x1f\x8b'
 FIX = 'give a file written by `epa-chain measure --json`'
-_PLAIN_KEY = re.compile(r'^[A-Za-z0-9_.-]+$')
+_PLAIN_KEY = re.compile(r'[A-Za-z0-9_.-]+')
 
 
 class ResultsError(ValueError):
@@ -142,7 +142,7 @@ def _field_path(parts):
     for part in parts:
         if isinstance(part, int):
             path += '[%d]' % part
-        elif _PLAIN_KEY.match(part):
+        elif _PLAIN_KEY.fullmatch(part):
             path += '.%s' % part if path else part
         else:
             # A key of the file's own making: quoted, on one line.

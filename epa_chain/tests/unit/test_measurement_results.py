@@ -151,6 +151,12 @@ class TestUntrustedFiles(testtools.TestCase):
                                'field parameters.trial_duration_s is %s'
                                % constant)
 
+    def test_a_key_of_the_file_s_own_is_quoted_on_one_line(self):
+        text = self.good_text().replace(
+            '"tags": {', '"tags": {"ab\\n": NaN, ', 1)
+        self.assertRefused(self.file('key.json', text),
+                           'field cases[0].trials[0].tags["ab\\n"] is NaN')
+
     def test_the_schema_refuses_non_finite_numbers_too(self):
         broken = copy.deepcopy(self.document)
         broken['cases'][0]['line_rate_fps'] = float('nan')
