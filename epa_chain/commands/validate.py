@@ -31,6 +31,7 @@ import os
 import sys
 import time
 
+from epa_chain.hot import safe_yaml
 from epa_chain.hot import tree
 
 
@@ -123,5 +124,4 @@ def _label(report):
 
 def _shown(path):
     """Relative to the working directory when below it, else absolute."""
-    relative = os.path.relpath(path)
-    return os.path.abspath(path) if relative.startswith('..') else relative
+    return safe_yaml.shown(path) if path else repr(path)

@@ -47,6 +47,10 @@ _LIST_SECTIONS = ('event_sinks', 'encrypted_param_names')
 TEMPLATE_VERSION_KEYS = ('heat_template_version', 'HeatTemplateFormatVersion',
                          'AWSTemplateFormatVersion')
 TEMPLATE_SUFFIXES = ('.yaml', '.yml', '.template')
+# Sections Heat's engine iterates without checking their kind first.
+_TEMPLATE_SECTIONS = {'parameters': dict, 'resources': dict,
+                      'outputs': dict, 'conditions': dict,
+                      'parameter_groups': list}
 # The `type:` values heatclient follows as nested templates.
 _NESTED_SUFFIXES = ('.yaml', '.template')
 # Registry entries heatclient does not read as files.
@@ -135,18 +139,13 @@ class _Reader:
         self._walking = []      # the chain of files being followed
 
     def template(self, path):
-        what = 'template'
-        text = safe_yaml.read_text(path, what)
+        text = safe_yaml.read_text(path, 'template')
         name = safe_yaml.shown(path)
-        document = safe_yaml.load_text(text, name, what)
-        if not any(key in document for key in TEMPLATE_VERSION_KEYS):
-            raise LoadError(name, 'not a Heat template: no '
-                            'heat_template_version', 'give a HOT template '
-                            '(the shipped one is templates/chain.yaml)')
+        document = _template(text, name)
         url = _file_url(path)
         self.checked[url] = text.encode('utf-8')
         self._walking.append(url)
-        self._follow_template(_heat_parse(text, name), url, name)
+        self._follow_template(document, url, name)
         self._walking.pop()
         return url
 
@@ -187,7 +186,8 @@ class _Reader:
                 elif isinstance(value, str) and (
                         key == 'get_file' or key == 'type' and
                         value.endswith(_NESTED_SUFFIXES)):
-                    self._read(url, value, name, _dotted(field))
+                    self._read(url, value, name, _dotted(field),
+                               nested=key == 'type')
         elif isinstance(document, list):
             for index, value in enumerate(document):
                 self._follow_template(value, url, name, where + (index,))
@@ -225,8 +225,8 @@ class _Reader:
     def _registry_entries(self, entries, base, url, name, where):
         for key, value in entries.items():
             field = '%s.%s' % (where, key)
-            if key == 'base_url' or isinstance(value, dict):
-                continue
+            if key in ('base_url', 'resources') or isinstance(value, dict):
+                continue    # base_url is read, resources walked, apart
             if key in _REGISTRY_SKIPPED and isinstance(value, list):
                 continue
             if not isinstance(value, str):
@@ -237,8 +237,13 @@ class _Reader:
                 continue
             self._read(url, value, name, field, base)
 
-    def _read(self, referrer_url, value, referrer, field, base=None):
-        """Read (once) the file `value` names, and what it names in turn."""
+    def _read(self, referrer_url, value, referrer, field, base=None,
+              nested=True):
+        """Read (once) the file `value` names, and what it names in turn.
+
+        `nested`: a nested template (a type or a registry entry), which
+        must be one; else a get_file, which may be anything.
+        """
         if base is None:
             base = heat_utils.base_url_for_url(referrer_url)
         if base and not base.endswith('/'):
@@ -260,22 +265,53 @@ class _Reader:
                             'Heat nests stacks at most 5 deep: flatten '
                             'them')
         path = self.tree.url(url, referrer, field, value)
-        data = safe_yaml.read_bytes(path, 'file %s names' % field)
-        self.checked[url] = data
         name = safe_yaml.shown(path)
         try:
-            text = data.decode('utf-8')
-        except UnicodeDecodeError:
-            return      # binary: heatclient uploads it base64-encoded
-        # heatclient parses every file it reads to see if it is a
-        # template: check it first, as far as it is YAML.
-        safe_yaml.check(text, name, syntax=False)
-        if template_utils.is_template(text):
+            data = safe_yaml.read_bytes(path)
+        except LoadError as exc:
+            # Missing, a directory, too large: the reference is to fix.
+            raise LoadError(referrer, '%s %s: %s: %s' % (
+                field, value, name, exc.message), exc.fix)
+        self.checked[url] = data
+        document = (_template(safe_yaml.decode(data, name), name) if nested
+                    else _maybe_template(data, name))
+        if document is not None:
             self._walking.append(url)
             try:
-                self._follow_template(_heat_parse(text, name), url, name)
+                self._follow_template(document, url, name)
             finally:
                 self._walking.pop()
+
+
+def _template(text, name):
+    """A template's text, checked, as heatclient reads it."""
+    document = safe_yaml.load_text(text, name, 'template')
+    if not any(key in document for key in TEMPLATE_VERSION_KEYS):
+        raise LoadError(name, 'not a Heat template: no '
+                        'heat_template_version', 'give a HOT template '
+                        '(the shipped one is templates/chain.yaml)')
+    check_template(document, name)
+    return _heat_parse(text, name)
+
+
+def _maybe_template(data, name):
+    """A get_file's content as a template if heatclient takes it for one.
+
+    heatclient parses every file it reads to see whether it is a
+    template, and follows what a template names: the text is checked
+    first, as far as it is YAML. Binary content is uploaded as it is.
+    """
+    try:
+        text = data.decode('utf-8')
+    except UnicodeDecodeError:
+        return None
+    safe_yaml.check(text, name, syntax=False)
+    if not template_utils.is_template(text):
+        return None
+    document = _heat_parse(text, name)
+    if isinstance(document, dict):
+        check_template(document, name)
+    return document
 
 
 def _dotted(parts):
@@ -298,6 +334,18 @@ def _heat_parse(text, name):
         return template_format.parse(text)
     except ValueError as exc:
         raise LoadError(name, _describe(exc), 'give a Heat template')
+
+
+def check_template(document, name):
+    """A template's sections are of the kind Heat assumes they are."""
+    for section, kind in _TEMPLATE_SECTIONS.items():
+        value = document.get(section)
+        if value is not None and not isinstance(value, kind):
+            raise LoadError(name, 'section %s is %s, not %s' % (
+                section, safe_yaml.kind_of(value),
+                'a list' if kind is list else 'a mapping'),
+                'see Heat\'s template guide (templates/chain.yaml has '
+                'each section)')
 
 
 def check_environment(document, name):

@@ -119,7 +119,7 @@ def read_bytes(path, what='file'):
 def _check_kind(name, found, what):
     if stat.S_ISDIR(found.st_mode):
         raise InputError(name, 'is a directory, not a file',
-                         'give the %s file inside it' % what)
+                         'name a file inside it')
     if not stat.S_ISREG(found.st_mode):
         raise InputError(name, 'is not a regular file (a device, FIFO or '
                          'socket)', 'give a regular file')

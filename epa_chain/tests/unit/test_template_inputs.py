@@ -401,6 +401,34 @@ class TestTree(Sandbox):
                                       [env])
             self.assertIn(expected, error.message)
 
+    def test_a_nested_template_must_be_one(self):
+        for text, expected in (
+                (b'\x00\x01', 'binary'), ('- a\n', 'is a list'),
+                ('resources: {}\n', 'not a Heat template'),
+                (HOT + 'resources: [a\n', 'not YAML: '),
+                (HOT + 'resources: [a]\n', 'section resources is a list')):
+            self.write('lib/inner.yaml', text,
+                       'wb' if isinstance(text, bytes) else 'w')
+            top = self.template('  r:\n    type: lib/inner.yaml\n')
+            error = self.assertRaises(safe_yaml.InputError, files.load, top)
+            self.assertEqual(safe_yaml.shown(os.path.join(
+                self.tree, 'lib', 'inner.yaml')), error.path)
+            self.assertIn(expected, error.message)
+
+    def test_a_missing_reference_names_the_file_that_makes_it(self):
+        top = self.template('  r:\n    type: lib/nope.yaml\n')
+        error = self.assertRaises(safe_yaml.InputError, files.load, top)
+        self.assertEqual(safe_yaml.shown(top), error.path)
+        self.assertIn('resources.r.type lib/nope.yaml: ', error.message)
+        self.assertIn('no such file', error.message)
+
+    def test_sections_heat_iterates_must_be_of_their_kind(self):
+        for section in ('parameters', 'resources', 'outputs', 'conditions'):
+            path = self.write('t.yaml', HOT + '%s: [a]\n' % section)
+            self.assertIn('section %s is a list, not a mapping' % section,
+                          self.assertRaises(safe_yaml.InputError, files.load,
+                                            path).message)
+
     def test_a_template_must_be_a_heat_template(self):
         path = self.write('t.yaml', 'resources: {}\n')
         self.assertIn('not a Heat template', self.assertRaises(
