@@ -17,17 +17,29 @@ same DPDK version taken from its Debian source package; cached by source
 and DPDK version. Progress goes to stderr, the binary's path to stdout.
 
   epa-chain prox build --source samplevnf-c9716490.tar.gz
-  epa-chain prox build --source https://github.com/opnfv/samplevnf#master
+  epa-chain prox build --source https://github.com/opnfv/samplevnf.git\\
+#c97164903fc712487b26aa80edec3a96b6049074
   epa-chain prox build --source ~/src/samplevnf --install-deps
   epa-chain local run --engine prox \\
       --engine-binary "$(epa-chain prox build -q)"
 
 The source defaults to $EPA_CHAIN_PROX_SOURCE, the cache to
 $EPA_CHAIN_PROX_CACHE or ~/.cache/epa-chain/prox (doc/source/prox.rst).
-Exit status: 0 built or cached, 1 the build failed (one line says why).
+A source never starts with '-'; a URL is https, http, git, ssh or file
+(URL#REF picks a branch, tag or commit); a tarball member that would land
+outside the tree, a device or a link out of it is refused by name. The
+cache holds a binary run as root: yours, and writable by you only.
+Exit status: 0 built or cached, 1 the build failed, 2 bad input (a source,
+cache directory or install path refused; nothing built). One line says
+why.
 """
 
+import sys
+
+from epa_chain import outputs
 from epa_chain.prox import build
+
+PROG = 'epa-chain prox build'
 
 
 def add_arguments(parser):
@@ -42,4 +54,14 @@ def add_arguments(parser):
 
 
 def run(args):
-    return build.run(args, prog='epa-chain prox build')
+    try:
+        build.check_arguments(args)
+        # The cache is written: it must be a directory we can write in.
+        outputs.check_directory(build.cache_root(args.cache_dir),
+                                build.cache_option(args.cache_dir))
+        if args.install is not None:
+            outputs.check_file(args.install, '--install')
+    except (build.InputError, outputs.OutputError) as error:
+        print('%s: %s' % (PROG, error), file=sys.stderr)
+        return 2
+    return build.run(args, prog=PROG)

@@ -117,7 +117,9 @@ def find_binary(binary=None, source=None, progress=None, environ=None):
                     '%s: this epa-chain has no PROX build module (%s); give '
                     'a binary with --prox-binary' % (label, exc))
             try:
-                path = build.build(value, progress=progress)
+                path = build.build(value, progress=progress, option=label)
+            except build.InputError as exc:
+                raise ProxBinaryError(str(exc))     # names label already
             except build.BuildError as exc:
                 raise ProxBinaryError('%s %s: %s' % (label, value, exc))
             return path, '%s %s (built and cached)' % (label, value)

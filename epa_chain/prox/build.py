@@ -22,7 +22,14 @@ not touched.
 
 The source is a samplevnf tarball (.tar.gz, .tgz, .tar.xz), a git URL
 (``URL#REF`` for a branch, tag or commit) or a directory (a samplevnf tree
-or DPPD-PROX itself). Builds are cached by (source identity, DPDK version)
+or DPPD-PROX itself). It is hostile until checked (`check_source`): it
+never starts with '-', a URL has one of GIT_SCHEMES (or is ``user@host:path``
+for ssh), every git command ends its options before it (``--``), git may
+use those protocols only, and a tarball's members are refused, by name, if
+they would land outside the tree or are devices or links out of it
+(extracted with tarfile's ``data`` filter too). The cache directory holds
+a binary run as root: it must be owned by this user (or root) and not
+writable by others. Builds are cached by (source identity, DPDK version)
 under ``~/.cache/epa-chain/prox`` (``EPA_CHAIN_PROX_CACHE``); an entry is
 renamed into place only once complete, so a killed build leaves none.
 
@@ -39,18 +46,23 @@ runs there as ``python3 -m epa_chain.prox.build --source SRC``.
 
 import argparse
 import contextlib
+import copy
 import dataclasses
 import datetime
 import fcntl
 import hashlib
 import json
+import lzma
 import os
 import re
 import shutil
 import stat
 import sys
 import tarfile
+import tempfile
 import time
+import urllib.parse
+import zlib
 
 from epa_chain.prox import dpdk_sdk
 
@@ -76,12 +88,41 @@ BUILD_PACKAGES = (
     ('libncurses-dev', None),
 )
 LOG_TAIL_LINES = 15
-_HEX40 = re.compile(r'^[0-9a-f]{40}$')
-_GIT_URL = re.compile(r'^(https?|git|ssh|file)://|^[\w.-]+@[\w.-]+:')
+GIT_SCHEMES = ('https', 'http', 'git', 'ssh', 'file')
+# Whatever a URL, a submodule or a redirect asks for, git uses only these.
+GIT_ENV = {'GIT_ALLOW_PROTOCOL': ':'.join(GIT_SCHEMES),
+           'GIT_TERMINAL_PROMPT': '0'}
+_HEX40 = re.compile(r'[0-9a-f]{40}')
+_URL = re.compile(r'([A-Za-z][A-Za-z0-9+.-]*)://(.*)', re.S)
+_SCP_LIKE = re.compile(r'([A-Za-z0-9._-]+)@([A-Za-z0-9.-]+):(.+)', re.S)
+_TRANSPORT = re.compile(r'[A-Za-z][A-Za-z0-9+.-]*::')
+_REF = re.compile(r'[A-Za-z0-9_][A-Za-z0-9._/-]*')
+_CONTROL = re.compile(r'[\x00-\x1f\x7f]')
 
 
 class BuildError(Exception):
     """A build step failed; the message names it and says how to fix it."""
+
+
+class InputError(BuildError):
+    """A source, cache directory or path refused: bad input, nothing built.
+
+    `option` names what was given (--source, --cache-dir, ...), `reason`
+    says what is wrong and the fix; str() is 'OPTION VALUE: REASON'.
+    """
+
+    def __init__(self, option, value, reason):
+        super().__init__('%s %s: %s' % (option, _shown(value), reason))
+        self.option = option
+        self.value = value
+        self.reason = reason
+
+
+def _shown(value):
+    """A value on one line: quoted if it holds anything unusual."""
+    text = '' if value is None else str(value)
+    return text if text and re.fullmatch(r'[\w./:@#~+-]+', text) \
+        else repr(text)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -224,9 +265,61 @@ def split_git_source(source):
 
 
 def is_git_url(source):
+    """A URL of GIT_SCHEMES, or ssh's user@host:path (not checked here)."""
     url = split_git_source(source)[0]
-    return bool(_GIT_URL.match(url)) or (
-        url.endswith('.git') and not os.path.isdir(url))
+    return bool(_URL.fullmatch(url) or _SCP_LIKE.fullmatch(url))
+
+
+def check_source(source, option='--source'):
+    """Refuse a source that is not a known URL or a plain path; InputError.
+
+    Syntax only (nothing is fetched or read): no leading '-' (git and tar
+    would take it for an option), no control characters, no git transport
+    syntax (``ext::...``), a URL's scheme in GIT_SCHEMES and its host not
+    an option, a ref that is a branch, tag or commit name.
+    """
+    if not source:
+        raise InputError(option, '', 'no PROX source given: pass --source '
+                         '(a samplevnf tarball, git URL or directory) or '
+                         'set %s' % SOURCE_VARIABLE)
+    if _CONTROL.search(source):
+        raise InputError(option, source, 'holds control characters; give '
+                         'a path or a URL')
+    if source.startswith('-'):
+        raise InputError(option, source, 'starts with \'-\', which git and '
+                         'tar would read as an option; give a URL or a path '
+                         '(./%s for a file named so)' % source)
+    if _TRANSPORT.match(source):
+        raise InputError(option, source, 'git transport syntax (NAME::) is '
+                         'not accepted; give a URL of %s or a path'
+                         % ', '.join(s + '://' for s in GIT_SCHEMES))
+    url, ref = split_git_source(source)
+    scheme = _URL.fullmatch(url)
+    scp = _SCP_LIKE.fullmatch(url)
+    if scheme:
+        if scheme.group(1).lower() not in GIT_SCHEMES:
+            raise InputError(option, source, 'URL scheme %r is not one of '
+                             '%s; give such a URL or a local path' % (
+                                 scheme.group(1), ', '.join(GIT_SCHEMES)))
+        parts = urllib.parse.urlsplit(url)
+        if (parts.hostname or '').startswith('-') or \
+                (parts.username or '').startswith('-') or \
+                (scheme.group(1).lower() != 'file' and not parts.hostname):
+            raise InputError(option, source, 'the URL\'s host is missing or '
+                             'starts with \'-\'; give a URL such as '
+                             'https://github.com/opnfv/samplevnf.git')
+        if ' ' in url:
+            raise InputError(option, source, 'a URL holds no spaces')
+    elif scp and scp.group(1).startswith('-') or \
+            scp and scp.group(2).startswith('-'):
+        raise InputError(option, source, 'the user or host starts with '
+                         '\'-\'; give USER@HOST:PATH or an ssh:// URL')
+    if (scheme or scp) and ref is not None and not (
+            _REF.fullmatch(ref) and '..' not in ref and
+            not ref.endswith(('/', '.lock', '.'))):
+        raise InputError(option, source, 'the ref %r after # is not a '
+                         'branch, tag or commit name' % ref)
+    return source
 
 
 def sha256_file(path):
@@ -276,7 +369,7 @@ def prox_dir(top):
 def _git_clean_head(path):
     """The HEAD commit of a git work tree without changes, else None."""
     head = _run(['git', '-C', path, 'rev-parse', 'HEAD'])
-    if head.returncode != 0 or not _HEX40.match(head.stdout.strip()):
+    if head.returncode != 0 or not _HEX40.fullmatch(head.stdout.strip()):
         return None
     dirty = _run(['git', '-C', path, 'status', '--porcelain',
                   '--untracked-files=normal', '--', '.'])
@@ -290,24 +383,35 @@ def _tarball_commit(path):
     try:
         with tarfile.open(path) as archive:
             comment = archive.pax_headers.get('comment', '')
-    except (tarfile.TarError, OSError):
+    except (tarfile.TarError, OSError, EOFError, zlib.error,
+            lzma.LZMAError):
         return None
-    return comment if _HEX40.match(comment) else None
+    return comment if _HEX40.fullmatch(comment) else None
+
+
+def _git_env():
+    env = dict(os.environ, **GIT_ENV)
+    # ssh would ask on the terminal for an unknown host key: never wait.
+    if 'GIT_SSH_COMMAND' not in env and 'GIT_SSH' not in env:
+        env['GIT_SSH_COMMAND'] = 'ssh -o BatchMode=yes'
+    return env
 
 
 def resolve_git(url, ref=None):
     """The commit a git URL's ref (default HEAD) points at."""
-    if ref and _HEX40.match(ref):
+    if ref and _HEX40.fullmatch(ref):
         return ref
     wanted = ref or 'HEAD'
-    result = _run(['git', 'ls-remote', url, wanted], timeout=300)
+    result = _run(['git', 'ls-remote', '--', url, wanted], env=_git_env(),
+                  timeout=300)
     if result.returncode != 0:
         raise BuildError('git ls-remote %s failed: %s; check the URL and '
                          'the network' % (url, _last_line(result.stderr)))
     refs = {}
     for line in result.stdout.splitlines():
         commit, _tab, name = line.partition('\t')
-        refs[name] = commit
+        if _HEX40.fullmatch(commit):
+            refs[name] = commit
     # An annotated tag's commit is the peeled entry.
     for name in ('refs/tags/%s^{}' % wanted, wanted,
                  'refs/heads/%s' % wanted, 'refs/tags/%s' % wanted):
@@ -319,35 +423,40 @@ def resolve_git(url, ref=None):
                      'URL#TAG or URL#COMMIT' % (url, wanted))
 
 
-def identify(source):
-    """A Source for a tarball path, git URL or directory; BuildError."""
-    if not source:
-        raise BuildError('no PROX source given: pass --source (a samplevnf '
-                         'tarball, git URL or directory) or set %s'
-                         % SOURCE_VARIABLE)
+def identify(source, option='--source'):
+    """A Source for a tarball path, git URL or directory; BuildError.
+
+    InputError (naming `option`) for a source refused or not found.
+    """
+    check_source(source, option)
     if is_git_url(source) and not os.path.exists(source):
         url, ref = split_git_source(source)
         commit = resolve_git(url, ref)
         return Source('git', url, commit, ref=ref, commit=commit)
     path = os.path.abspath(os.path.expanduser(source))
     if not os.path.exists(path):
-        raise BuildError('PROX source %s does not exist; give a samplevnf '
-                         'tarball (.tar.gz/.tgz/.tar.xz), a git URL or a '
-                         'directory' % path)
+        raise InputError(option, source, 'does not exist; give a samplevnf '
+                         'tarball (.tar.gz/.tgz/.tar.xz), a git URL (%s) or '
+                         'a directory' % ', '.join(
+                             s + '://' for s in GIT_SCHEMES))
     if os.path.isfile(path):
         # Any tarball: DIB's source-repositories "file" type keeps no
         # suffix.
         if not _is_tarball(path) and not _is_tarfile(path):
-            raise BuildError('PROX source %s is a file but not a tarball '
-                             '(.tar.gz, .tgz, .tar.xz)' % path)
+            raise InputError(option, source, 'is a file but not a tarball '
+                             '(.tar.gz, .tgz, .tar.xz)')
+        unpack_tarball(path, option=option)   # refused before any work
         return Source('tarball', path, sha256_file(path),
                       commit=_tarball_commit(path))
+    if not os.path.isdir(path):
+        raise InputError(option, source, 'is neither a file nor a '
+                         'directory; give a tarball or a samplevnf tree')
     prox = prox_dir(path)
     if prox is None:
-        raise BuildError('PROX source %s is not a samplevnf tree: neither '
+        raise InputError(option, source, 'is not a samplevnf tree: neither '
                          '%s nor the directory itself holds PROX '
-                         '(meson.build, main.c)'
-                         % (path, os.path.join(path, PROX_SUBDIR)))
+                         '(meson.build, main.c)' % os.path.join(
+                             path, PROX_SUBDIR))
     commit = _git_clean_head(prox)
     digest = 'git-' + commit if commit else tree_digest(prox)
     return Source('directory', path, digest, commit=commit)
@@ -403,6 +512,61 @@ def cache_root(cache_dir=None):
         cache_dir or os.environ.get(CACHE_VARIABLE) or DEFAULT_CACHE))
 
 
+def cache_option(cache_dir=None):
+    """What names the cache directory in a message."""
+    if cache_dir:
+        return '--cache-dir'
+    return '$' + CACHE_VARIABLE if os.environ.get(CACHE_VARIABLE) \
+        else 'the cache directory'
+
+
+def check_cache_dir(root, option='--cache-dir', euid=None):
+    """Refuse a cache others could plant a binary in: it is run as root.
+
+    Missing is fine (build() creates it); it must otherwise be a directory
+    owned by this user (or root) that neither group nor others may write.
+    """
+    euid = os.geteuid() if euid is None else euid
+    try:
+        info = os.stat(root)
+    except FileNotFoundError:
+        return root
+    except OSError as error:
+        raise InputError(option, root, 'cannot be read: %s' % (
+            error.strerror or error))
+    if not stat.S_ISDIR(info.st_mode):
+        raise InputError(option, root, 'is not a directory; give a '
+                         'directory for the cache')
+    if info.st_uid not in (0, euid):
+        raise InputError(option, root, 'is owned by uid %d, not by you: its '
+                         'owner could swap the PROX binary this runs (as '
+                         'root, by epa-chain local); use a cache of your '
+                         'own' % info.st_uid)
+    if info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+        raise InputError(option, root, 'is writable by its group or by '
+                         'others (mode %04o): they could swap the PROX '
+                         'binary this runs as root; chmod go-w it or use '
+                         'another cache' % stat.S_IMODE(info.st_mode))
+    return root
+
+
+def check_install(path, option='--install'):
+    """Refuse an install path that is not, or cannot become, a file."""
+    target = os.path.abspath(path)
+    try:
+        info = os.lstat(target)
+    except FileNotFoundError:
+        info = None
+    if info is not None and not stat.S_ISREG(info.st_mode):
+        raise InputError(option, path, 'exists and is not a regular file '
+                         '(a directory, link or device is never replaced); '
+                         'give a file path such as /usr/local/bin/prox')
+    if not os.path.isdir(os.path.dirname(target)):
+        raise InputError(option, path, 'its directory %s does not exist'
+                         % os.path.dirname(target))
+    return target
+
+
 def entry_name(source, dpdk_version, debian_version=None):
     """The cache entry's directory name for this source and DPDK."""
     digest = source.digest
@@ -425,6 +589,7 @@ def cached(source, cache_dir=None):
     """The cached PROX binary for source and this host's DPDK, or None."""
     root = cache_root(cache_dir)
     try:
+        check_cache_dir(root, cache_option(cache_dir))
         identity = identify(source)
         dpdk, debian = dpdk_versions()
     except BuildError:
@@ -433,37 +598,97 @@ def cached(source, cache_dir=None):
                                                        debian)))
 
 
-def _safe_members(archive, top_to_strip):
-    for member in archive.getmembers():
-        name = member.name
-        parts = name.split('/', 1)
-        if top_to_strip:
-            if len(parts) < 2 or not parts[1]:
-                continue
-            name = parts[1]
-        if name.startswith('/') or '..' in name.split('/'):
-            raise BuildError('tarball member %s escapes the tree'
-                             % member.name)
-        if member.issym() or member.islnk():
-            target = member.linkname
-            if target.startswith('/') or '..' in target.split('/'):
-                continue
-        if not (member.isfile() or member.isdir() or member.issym()):
+def _stripped(name, strip):
+    """A member's name in the tree: the top directory taken off if asked.
+
+    None for the top directory itself.
+    """
+    if not strip:
+        return name
+    rest = name.split('/', 1)[1:]
+    return rest[0] if rest and rest[0] else None
+
+
+def _unsafe(member, name, link):
+    """Why a member must not be extracted, or None.
+
+    `name` and `link` are the member's names in the tree; its own names
+    are judged too (stripping '/tmp/x' would hide that it is absolute).
+    """
+    if member.name.startswith('/'):
+        return 'is an absolute path'
+    if '..' in member.name.split('/') or '..' in name.split('/'):
+        return 'climbs out of the tree (..)'
+    if member.ischr() or member.isblk() or member.isfifo():
+        return 'is a device or a FIFO'
+    if not (member.isfile() or member.isdir() or member.issym() or
+            member.islnk()):
+        return 'is not a file, directory or link'
+    if member.issym():
+        target = os.path.normpath(os.path.join(os.path.dirname(name),
+                                               member.linkname))
+        if member.linkname.startswith('/') or target == '..' or \
+                target.startswith('../'):
+            return 'links out of the tree (to %s)' % member.linkname
+    if member.islnk() and (link is None or
+                           member.linkname.startswith('/') or
+                           '..' in member.linkname.split('/')):
+        return 'is a hard link out of the tree (to %s)' % member.linkname
+    return None
+
+
+def checked_members(members, strip, source, option='--source'):
+    """The members to extract, renamed into the tree.
+
+    InputError naming the first member that would land outside the tree,
+    is a device or a FIFO, or links out of the tree.
+    """
+    checked = []
+    for member in members:
+        name = _stripped(member.name, strip)
+        if name is None:
             continue
+        link = _stripped(member.linkname, strip) if member.islnk() else None
+        why = _unsafe(member, name, link)
+        if why:
+            raise InputError(option, source, 'tarball member %r %s; nothing '
+                             'was extracted' % (member.name, why))
+        member = copy.copy(member)
         member.name = name
-        yield member
+        if member.islnk():
+            member.linkname = link
+        checked.append(member)
+    return checked
 
 
-def _unpack_tarball(path, dest):
+# Python's own refusal of what escapes, where it has it (3.12, backports).
+_DATA_FILTER = {'filter': 'data'} if hasattr(tarfile, 'data_filter') else {}
+_FILTER_ERROR = getattr(tarfile, 'FilterError', ())
+
+
+def unpack_tarball(path, dest=None, option='--source'):
+    """Check every member of a tarball; extract it into dest if given.
+
+    InputError (naming `option`) for a damaged tarball or a member that is
+    unsafe (checked_members), before anything is extracted.
+    """
     try:
         with tarfile.open(path) as archive:
-            names = [m.name for m in archive.getmembers()]
-            tops = {n.split('/', 1)[0] for n in names}
-            strip = len(tops) == 1 and any('/' in n for n in names)
-            os.makedirs(dest)
-            archive.extractall(dest, members=list(_safe_members(archive,
-                                                                strip)))
-    except (tarfile.TarError, OSError, EOFError) as error:
+            members = archive.getmembers()
+            tops = {m.name.split('/', 1)[0] for m in members}
+            strip = len(tops) == 1 and any('/' in m.name for m in members)
+            checked = checked_members(members, strip, path, option)
+            if dest is not None:
+                os.makedirs(dest)
+                archive.extractall(dest, members=checked, **_DATA_FILTER)
+    except _FILTER_ERROR as error:
+        raise InputError(option, path, 'tarball member %r: %s; nothing '
+                         'of it was used' % (error.tarinfo.name, error))
+    except (tarfile.TarError, EOFError, zlib.error, lzma.LZMAError) as error:
+        raise InputError(option, path, 'cannot be unpacked (%s): a damaged '
+                         'or truncated tarball; fetch it again' % (
+                             error or type(error).__name__))
+    except OSError as error:
         raise BuildError('cannot unpack PROX source tarball %s: %s'
                          % (path, error))
 
@@ -471,17 +696,20 @@ def _unpack_tarball(path, dest):
 def _fetch_source(source, dest, log):
     """Put a copy of the source's tree at dest; its DPPD-PROX dir."""
     if source.kind == 'tarball':
-        _unpack_tarball(source.location, dest)
+        unpack_tarball(source.location, dest)
     elif source.kind == 'git':
-        result = _run(['git', 'clone', '--quiet', source.location, dest],
-                      log=log, timeout=1800)
+        result = _run(['git', 'clone', '--quiet', '--', source.location,
+                       dest], env=_git_env(), log=log, timeout=1800)
         if result.returncode == 0:
+            # A commit id (checked: 40 hex digits), never an option.
             result = _run(['git', '-C', dest, 'checkout', '--quiet',
-                           source.commit], log=log)
+                           '--detach', source.commit, '--'],
+                          env=_git_env(), log=log)
         if result.returncode != 0:
-            raise BuildError('git clone %s (%s) failed; see %s'
-                             % (source.location, source.ref or 'HEAD',
-                                log.name))
+            log.flush()
+            raise BuildError('git clone %s (%s) failed: %s' % (
+                source.location, source.ref or 'HEAD',
+                _last_line(_tail(log.name))))
     else:
         prox = prox_dir(source.location)
         shutil.copytree(prox, dest, symlinks=True,
@@ -554,15 +782,16 @@ def _locked(path):
             fcntl.flock(stream, fcntl.LOCK_UN)
 
 
-def build(source, cache_dir=None, progress=None):
+def build(source, cache_dir=None, progress=None, option='--source'):
     """Build PROX from source (cached); the binary's absolute path.
 
-    source: a samplevnf tarball, git URL (URL#REF) or directory. progress:
-    called with one-line messages. Raises BuildError.
+    source: a samplevnf tarball, git URL (URL#REF) or directory, named by
+    `option` in messages. progress: called with one-line messages. Raises
+    BuildError; InputError (a subclass) for a source or cache refused.
     """
     say = progress or (lambda message: None)
-    root = cache_root(cache_dir)
-    identity = identify(source)
+    root = check_cache_dir(cache_root(cache_dir), cache_option(cache_dir))
+    identity = identify(source, option)
     dpdk, debian = dpdk_versions()
     name = entry_name(identity, dpdk, debian)
     final = os.path.join(root, name)
@@ -576,7 +805,7 @@ def build(source, cache_dir=None, progress=None):
         raise BuildError('missing build dependencies: %s; apt-get install '
                          '%s (or pass --install-deps)'
                          % (', '.join(missing), ' '.join(missing)))
-    os.makedirs(root, exist_ok=True)
+    os.makedirs(root, mode=0o755, exist_ok=True)
     # One builder per entry; a killed one leaves only its staging dir,
     # which the next holder of the lock removes.
     with _locked(os.path.join(root, '.%s.lock' % name)):
@@ -647,14 +876,15 @@ def _keep_failed_log(root, final, log_path):
 
 def add_arguments(parser):
     parser.add_argument(
-        '--source', default=os.environ.get(SOURCE_VARIABLE),
-        help='samplevnf tarball (.tar.gz/.tgz/.tar.xz), git URL (URL#REF) '
-             'or directory (samplevnf or DPPD-PROX); default $%s'
-             % SOURCE_VARIABLE)
+        '--source',
+        help='samplevnf tarball (.tar.gz/.tgz/.tar.xz), git URL (URL#REF; '
+             '%s, or USER@HOST:PATH) or directory (samplevnf or DPPD-PROX); '
+             'default $%s' % (', '.join(s + '://' for s in GIT_SCHEMES),
+                              SOURCE_VARIABLE))
     parser.add_argument(
         '--cache-dir', default=None,
-        help='cache root (default $%s or %s)'
-             % (CACHE_VARIABLE, DEFAULT_CACHE))
+        help='cache root, yours and writable by you only (default $%s or '
+             '%s)' % (CACHE_VARIABLE, DEFAULT_CACHE))
     parser.add_argument(
         '--install-deps', action='store_true',
         help='apt-get install the missing build dependencies first')
@@ -665,27 +895,68 @@ def add_arguments(parser):
                         help='no progress lines on stderr')
 
 
+def source_of(args):
+    """(source, what names it): --source, else the environment."""
+    if args.source is not None:
+        return args.source, '--source'
+    return os.environ.get(SOURCE_VARIABLE), '$' + SOURCE_VARIABLE
+
+
+def check_arguments(args):
+    """Everything the command line names, before any work; InputError."""
+    source, option = source_of(args)
+    check_source(source, option)
+    check_cache_dir(cache_root(args.cache_dir), cache_option(args.cache_dir))
+    if args.install is not None:
+        check_install(args.install)
+
+
 def run(args, prog='prox build'):
+    """Exit status: 0 built or cached, 1 the build failed, 2 bad input."""
     def say(message):
         if not args.quiet:
             print('%s: %s' % (prog, message), file=sys.stderr, flush=True)
     try:
+        check_arguments(args)
         if args.install_deps:
             install_packages(missing_packages(), say)
-        binary = build(args.source, args.cache_dir, progress=say)
+        source, option = source_of(args)
+        binary = build(source, args.cache_dir, progress=say, option=option)
         if args.install:
-            # Copy then rename: a running prox keeps its old inode.
-            target = os.path.abspath(args.install)
-            staged = target + '.new'
-            shutil.copy2(binary, staged)
-            os.rename(staged, target)
-            say('installed %s' % target)
-            binary = target
+            binary = _install(binary, check_install(args.install))
+            say('installed %s' % binary)
+    except InputError as error:
+        print('%s: %s' % (prog, error), file=sys.stderr)
+        return 2
     except BuildError as error:
         print('%s: %s' % (prog, error), file=sys.stderr)
         return 1
+    except OSError as error:
+        print('%s: %s: %s' % (prog, error.filename or '', error.strerror or
+                              error), file=sys.stderr)
+        return 1
     print(binary)
     return 0
+
+
+def _install(binary, target):
+    """Copy to a new file beside target, then rename over it.
+
+    A running prox keeps its old inode; a new name (mkstemp) follows
+    nothing planted at a fixed one.
+    """
+    handle, staged = tempfile.mkstemp(dir=os.path.dirname(target),
+                                      prefix='.%s.' % os.path.basename(
+                                          target))
+    os.close(handle)
+    try:
+        shutil.copyfile(binary, staged)
+        os.chmod(staged, 0o755)
+        os.rename(staged, target)
+    except BaseException:
+        os.unlink(staged)
+        raise
+    return target
 
 
 def main(argv=None):

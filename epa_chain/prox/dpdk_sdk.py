@@ -23,12 +23,14 @@ Standard library only (installed into the images with epa_chain.prox).
 """
 
 import glob
+import lzma
 import os
 import re
 import shutil
 import subprocess
 import tarfile
 import tempfile
+import zlib
 
 # The driver-SDK headers PROX includes, as laid out in DPDK's source tree.
 SDK_HEADERS = (
@@ -51,17 +53,26 @@ class SdkError(Exception):
 
 
 def run_tool(argv, cwd=None, env=None, log=None, timeout=None):
-    """Run argv; CompletedProcess with text output (or into log)."""
+    """Run argv; CompletedProcess with text output (or into log).
+
+    Never waits on a terminal (stdin is /dev/null); a tool that does not
+    finish in `timeout` seconds is killed and reported as exit 124.
+    """
     try:
         if log is not None:
             return subprocess.run(argv, cwd=cwd, env=env, stdout=log,
                                   stderr=subprocess.STDOUT, text=True,
-                                  timeout=timeout)
+                                  timeout=timeout, stdin=subprocess.DEVNULL)
         return subprocess.run(argv, cwd=cwd, env=env, capture_output=True,
-                              text=True, timeout=timeout)
+                              text=True, timeout=timeout,
+                              stdin=subprocess.DEVNULL)
     except FileNotFoundError:
         return subprocess.CompletedProcess(argv, 127, '',
                                            '%s: not found' % argv[0])
+    except subprocess.TimeoutExpired:
+        return subprocess.CompletedProcess(
+            argv, 124, '', 'error: %s gave no answer in %d s' % (
+                argv[0], timeout))
 
 
 def tool_error(text):
@@ -266,15 +277,20 @@ def extract_sdk_headers(orig_tarball, dest):
     """Copy SDK_HEADERS from a DPDK source tarball, flattened, into dest."""
     wanted = {h: os.path.basename(h) for h in SDK_HEADERS}
     found = {}
-    with tarfile.open(orig_tarball) as archive:
-        for member in archive:
-            if not member.isfile():
-                continue
-            # Strip the top directory (dpdk-stable-22.11.11/).
-            relative = member.name.split('/', 1)[-1]
-            if relative in wanted and relative not in found:
-                stream = archive.extractfile(member)
-                found[relative] = stream.read()
+    try:
+        with tarfile.open(orig_tarball) as archive:
+            for member in archive:
+                if not member.isfile():
+                    continue
+                # Strip the top directory (dpdk-stable-22.11.11/).
+                relative = member.name.split('/', 1)[-1]
+                if relative in wanted and relative not in found:
+                    stream = archive.extractfile(member)
+                    found[relative] = stream.read()
+    except (tarfile.TarError, OSError, EOFError, zlib.error,
+            lzma.LZMAError) as error:
+        raise SdkError('cannot read the DPDK source tarball %s: %s; remove '
+                       'it and run again' % (orig_tarball, error))
     missing = sorted(set(wanted) - set(found))
     if missing:
         raise SdkError('%s lacks the DPDK SDK header(s) %s: is it a DPDK '

@@ -166,8 +166,11 @@ class TestIdentify(TempDir):
         self.assertEqual('a' * 40, source.commit)
         self.assertEqual('git', source.kind)
         self.assertEqual(url, source.location)
-        self.assertEqual(['git', 'ls-remote', url, 'master'],
+        # Options end before the URL; git may use the known protocols only.
+        self.assertEqual(['git', 'ls-remote', '--', url, 'master'],
                          run.call_args_list[0][0][0])
+        self.assertEqual('https:http:git:ssh:file', run.call_args_list[0][1][
+            'env']['GIT_ALLOW_PROTOCOL'])
 
     def test_git_url_errors(self):
         url = 'git@example.org:samplevnf'
@@ -601,18 +604,32 @@ class BuildTest(TempDir):
                          stdout.getvalue())
         self.assertIn('epa-chain prox build: built ', stderr.getvalue())
 
-    def test_command_error_is_one_line_exit_1(self):
+    def test_missing_source_is_bad_input_one_line_exit_2(self):
+        # Named as given: here by the environment, not --source.
         stdout, stderr = io.StringIO(), io.StringIO()
         with contextlib.redirect_stdout(stdout), \
                 contextlib.redirect_stderr(stderr), \
                 mock.patch.dict(os.environ, {build.SOURCE_VARIABLE:
                                              os.path.join(self.tmp, 'no')}):
             code = cli.main(['prox', 'build', '--cache-dir', self.cache])
-        self.assertEqual(1, code)
+        self.assertEqual(2, code)
         self.assertEqual('', stdout.getvalue())
         self.assertRegex(stderr.getvalue(),
-                         r'^epa-chain prox build: PROX source \S+/no does '
-                         r'not exist; .*\n$')
+                         r'^epa-chain prox build: \$EPA_CHAIN_PROX_SOURCE '
+                         r'\S+/no: does not exist; .*\n$')
+
+    def test_failed_build_is_one_line_exit_1(self):
+        build.missing_packages.return_value = ['meson']
+        stdout, stderr = io.StringIO(), io.StringIO()
+        with contextlib.redirect_stdout(stdout), \
+                contextlib.redirect_stderr(stderr):
+            code = cli.main(['prox', 'build', '--source', self.source,
+                             '--cache-dir', self.cache])
+        self.assertEqual(1, code)
+        self.assertEqual('', stdout.getvalue())
+        self.assertEqual('epa-chain prox build: missing build dependencies: '
+                         'meson; apt-get install meson (or pass '
+                         '--install-deps)\n', stderr.getvalue())
 
 
 class TestSourcePatch(unittest.TestCase):
