@@ -78,6 +78,15 @@ class ResolveError(Exception):
         return isinstance(self.error, files.LoadError)
 
 
+class TopologyError(Exception):
+    """The chain cannot be read out of what the stack's servers get."""
+
+
+# What reading hostile values (a server's user_data) can raise.
+_UNREADABLE = (AttributeError, TypeError, KeyError, IndexError, ValueError,
+               RecursionError)
+
+
 def resolve(template, environments=(), parameters=None,
             stack_name='epa-chain', allow_outside=False):
     """Resolve a template with its environments; ResolveError if refused.
@@ -112,7 +121,14 @@ def resolve(template, environments=(), parameters=None,
     if failure is not None:
         failure.skipped = list(skipped.lookups)
         raise failure
+    try:
+        topology = topo.build(realisation)
+    except _UNREADABLE as exc:
+        # Values the template wrote (user_data, say) the chain model
+        # cannot read: the template's error, not a crash.
+        raise ResolveError(TopologyError('%s: %s' % (
+            type(exc).__name__, exc)), template_set, top,
+            skipped=skipped.lookups)
     return Resolved(template_set=template_set, stack_name=stack_name,
                     parameters=parameters, realisation=realisation,
-                    topology=topo.build(realisation),
-                    skipped=list(skipped.lookups))
+                    topology=topology, skipped=list(skipped.lookups))

@@ -65,7 +65,8 @@ def to_finding(exc, template_set, template, context=()):
         if part == 'properties' and index + 1 < len(path):
             prop = str(path[index + 1])
         index += 1
-    message = _strip_path(message)
+    # One line: Heat quotes values, newlines included.
+    message = ' '.join(_strip_path(message).split())
     unknown = re.search(r'Unknown Property (\S+)', message)
     if unknown and not prop:
         prop = unknown.group(1)

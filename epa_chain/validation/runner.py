@@ -59,6 +59,12 @@ def refusal_findings(error):
         return [load_finding(error.error)]
     top = error.template_set.display_path(
         error.template_set.template_path)
+    if isinstance(error.error, resolve_mod.TopologyError):
+        return [findings.Finding(
+            rule='NODE-CONFIG', file=top, message='a server\'s user_data '
+            'cannot be read as a node config (%s)' % error.error,
+            fix='write user_data as lib/chain_server.yaml does (a '
+            '#cloud-config document with an epa_chain key)')]
     return [heat_errors.to_finding(error.error, error.template_set,
                                    error.template, error.context)
             ] + _lookups(error.skipped, top)

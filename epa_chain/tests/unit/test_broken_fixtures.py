@@ -426,3 +426,33 @@ class TestManagementAccess(FixtureTestCase):
         self.assertEqual(('error', 'management_allowed_cidr', 'x.yaml'),
                          (finding.severity, finding.parameter, finding.file))
         self.assertIn("'anywhere' is not a CIDR", finding.message)
+
+
+class TestUnreadableNodeConfig(FixtureTestCase):
+    """user_data the chain model cannot read is a finding, not a crash."""
+
+    def validate_with_user_data(self, user_data):
+        import yaml
+
+        with open(fixture('good', 'flat_pvp.yaml')) as stream:
+            document = yaml.safe_load(stream)
+        document['resources']['vnf1']['properties']['user_data'] = user_data
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, 'chain.yaml')
+            with open(path, 'w') as stream:
+                yaml.safe_dump(document, stream)
+            return self.validate(path)
+
+    def test_deeply_nested_user_data(self):
+        report = self.validate_with_user_data(
+            '#cloud-config\nepa_chain: %s1%s\n' % ('[' * 5000, ']' * 5000))
+        (finding,) = report.errors
+        self.assertEqual('NODE-CONFIG', finding.rule)
+        self.assertIn('RecursionError', finding.message)
+
+    def test_ports_that_are_not_maps(self):
+        report = self.validate_with_user_data(
+            '#cloud-config\nepa_chain: {schema_version: 1, role: vnf, '
+            'engine: prox, name: v, forwarding_cores: 1, ports: {left: a, '
+            'right: b}}\n')
+        self.assertEqual(['NODE-CONFIG'], [f.rule for f in report.errors])
