@@ -454,7 +454,10 @@ class LocalProxGenerator(prox_generator.ProxGenerator):
             process.wait(timeout=10)
         except subprocess.TimeoutExpired:
             process.kill()
-            process.wait()
+            try:
+                process.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                pass    # unkillable (D state): down names what it leaves
 
     # ---- pacing on a CPU the gen task does not own ----------------------
 

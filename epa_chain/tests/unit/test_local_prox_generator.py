@@ -14,6 +14,7 @@
 
 import os
 import stat
+import subprocess
 import tempfile
 
 import testtools
@@ -205,3 +206,36 @@ class TestPrivateTmp(testtools.TestCase):
         self.assertEqual(['/run/b/v1/tmp', '/tmp/root/epa'],
                          argv[marker - 2:marker])
         self.assertEqual(['python', '-m', 'x'], argv[marker + 1:])
+
+
+class UnkillableProcess:
+    """A process in D state: neither SIGTERM nor SIGKILL ends it."""
+
+    def __init__(self):
+        self.signals = []
+        self.waits = []
+
+    def poll(self):
+        return None
+
+    def terminate(self):
+        self.signals.append('TERM')
+
+    def kill(self):
+        self.signals.append('KILL')
+
+    def wait(self, timeout=None):
+        self.waits.append(timeout)
+        raise subprocess.TimeoutExpired('prox', timeout)
+
+
+class TestClose(testtools.TestCase):
+
+    def test_close_never_waits_without_a_bound(self):
+        generator = pg.LocalProxGenerator(_setup()[1], 'epa-gen')
+        process = UnkillableProcess()
+        generator._process = process
+        generator.close()
+        self.assertEqual(['TERM', 'KILL'], process.signals)
+        self.assertNotIn(None, process.waits)
+        self.assertIsNone(generator._process)
