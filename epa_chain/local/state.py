@@ -110,8 +110,9 @@ class BedState:
         self.data['processes'] = [
             process for process in _list(data.get('processes'))
             if _is_process(process)]
-        if not isinstance(self.data.get('hugepages'), (dict, type(None))):
-            self.data['hugepages'] = None
+        for key in ('hugepages', 'plan', 'versions'):
+            if not isinstance(self.data.get(key), (dict, type(None))):
+                self.data[key] = None
         return self
 
     def save(self):

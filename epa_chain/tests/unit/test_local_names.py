@@ -476,3 +476,13 @@ class TestDown(Scratch):
         self.assertIsNone(found['processes'][0]['status'])
         self.assertEqual(before, _tree(self.top))
         self.assertIsNone(sleeper.poll())
+
+    def test_status_of_a_partial_record(self):
+        os.mkdir(self.bed)
+        with open(os.path.join(self.bed, state_mod.RECORD), 'w') as stream:
+            json.dump({'schema': state_mod.SCHEMA, 'phase': 'starting',
+                       'plan': 'nonsense', 'hugepages': [1],
+                       'processes': [{'pid': 'x'}]}, stream)
+        code, out, err = run('local', 'status', '--state-root', self.root)
+        self.assertEqual(0, code, err)
+        self.assertIn('epa: starting', out)
