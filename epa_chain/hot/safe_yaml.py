@@ -62,18 +62,31 @@ class InputError(ValueError):
     """
 
     def __init__(self, path, message, fix=''):
-        self.path = path
-        self.message = message
-        self.fix = fix
-        super().__init__('%s: %s%s' % (path, message,
-                                       '; %s' % fix if fix else ''))
+        self.path = escape(path)
+        self.message = escape(message)
+        self.fix = escape(fix)
+        super().__init__('%s: %s%s' % (self.path, self.message,
+                                       '; %s' % self.fix if fix else ''))
 
 
 def shown(path):
-    """Relative to the working directory when below it, else absolute."""
+    """Relative to the working directory when below it, else absolute.
+
+    Escaped: a name is hostile too, and a newline in it would split the
+    one line an error is.
+    """
     path = os.path.abspath(path)
     relative = os.path.relpath(path)
-    return path if relative.startswith('..') else relative
+    return escape(path if relative.startswith('..') else relative)
+
+
+def escape(text):
+    """Text with each unprintable character (newline, ...) escaped."""
+    text = str(text)
+    if text.isprintable():
+        return text
+    return ''.join(char if char.isprintable() else
+                   repr(char)[1:-1] for char in text)
 
 
 @functools.lru_cache(maxsize=None)

@@ -14,6 +14,8 @@
 
 import dataclasses
 
+from epa_chain.hot import safe_yaml
+
 
 @dataclasses.dataclass(frozen=True)
 class ToscaProblem:
@@ -46,8 +48,9 @@ class ToscaProblem:
 
     def line(self):
         """The problem on one line: where; what is wrong; the fix."""
-        return '%s: %s%s' % (self.location(), self.message.rstrip('.'),
-                             '; %s' % self.fix if self.fix else '')
+        return safe_yaml.escape('%s: %s%s' % (
+            self.location(), ' '.join(self.message.split()).rstrip('.'),
+            '; %s' % self.fix if self.fix else ''))
 
     def as_dict(self):
         return dataclasses.asdict(self)

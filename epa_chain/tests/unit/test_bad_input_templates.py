@@ -305,6 +305,9 @@ VALIDATE_CASES = {
     'file_named_like_an_option': case(
         lambda s: (s.file('--help', '- a\n'), os.chdir(s.tree),
                    validate('--', '--help'))[2], 1, '--help', 'is a list'),
+    'file_name_with_a_newline': case(
+        lambda s: validate(os.path.join(s.tree, 'a\nb.yaml')), 1,
+        'a\\nb.yaml', 'no such file'),
     'nested_templates_in_a_cycle': case(
         lambda s: (s.typed('b.yaml', 'a.yaml'), s.typed('a.yaml', 'b.yaml'),
                    validate(s.typed('a.yaml')))[2], 1, 'include each other'),
@@ -356,6 +359,9 @@ TRANSLATE_CASES = {
     'tosca_binary': case(
         lambda s: _translated(s, s.binary('t.yaml', b'PK\x03\x04\x00')), 2,
         't.yaml', 'binary'),
+    'tosca_file_name_with_a_newline': case(
+        lambda s: _translated(s, s.file('a\nb.yaml', '- a\n')), 2,
+        'a\\nb.yaml', 'is a list'),
     'tosca_csar_name': case(
         lambda s: _translated(s, s.file('t.csar', 'x: 1\n')), 2, 't.csar',
         '.yaml'),

@@ -154,6 +154,13 @@ class TestSafeYaml(Sandbox):
             str(self.assertRaises(safe_yaml.InputError, safe_yaml.load, '',
                                   'template')))
 
+    def test_a_name_with_a_newline_stays_on_one_line(self):
+        error = self.assertRaises(safe_yaml.InputError, safe_yaml.load,
+                                  os.path.join(self.tree, 'a\nb.yaml'))
+        self.assertNotIn('\n', str(error))
+        self.assertIn('a\\nb.yaml', error.path)
+        self.assertEqual('\\udcff.yaml', safe_yaml.shown('\udcff.yaml'))
+
     def test_binary_and_not_utf8(self):
         binary = self.write('bin.yaml', b'\x7fELF\x00\x01', 'wb')
         latin = self.write('latin.yaml', 'a: caf\xe9\n'.encode('latin-1'),
