@@ -93,6 +93,15 @@ class Campaign:
             raise options.FieldError(
                 'results_dir', self.results_dir, 'a soak writes partial '
                 'results as it goes: give a directory')
+        intervals = self.soak_duration_s / self.soak_interval_s
+        if intervals > options.MAX_SOAK_INTERVALS:
+            raise options.FieldError(
+                'soak_interval_s', self.soak_interval_s, 'a soak of %g s '
+                'in intervals this short makes %d intervals; at most %d '
+                '(each one rewrites the results file): make it at least '
+                '%g' % (self.soak_duration_s, intervals,
+                        options.MAX_SOAK_INTERVALS,
+                        self.soak_duration_s / options.MAX_SOAK_INTERVALS))
 
     def parameters(self):
         """The plan as it goes into the results file."""

@@ -261,8 +261,10 @@ class Option:
     low_open: bool = False
     high: typing.Optional[float] = None
     high_open: bool = False
-    #: a ceiling against typos and overflow, not a bound of the quantity
-    #: (the Tempest options do not declare it)
+    #: a floor and a ceiling against typos, overflow and searches that
+    #: never end, not bounds of the quantity (Tempest does not declare
+    #: them)
+    least: typing.Optional[float] = None
     most: typing.Optional[float] = None
     #: None allowed (e.g. "line rate" for no maximum load)
     optional: bool = False
@@ -282,6 +284,8 @@ class Option:
 
     def bounds_text(self):
         text = self._bounds_text()
+        if self.least is not None:
+            text += ', at least %g' % self.least
         if self.most is not None:
             text += ' up to %g' % self.most
         return text
@@ -326,6 +330,7 @@ class Option:
             (value == self.low and not self.low_open)) and (
             self.high is None or value < self.high or
             (value == self.high and not self.high_open)) and (
+            self.least is None or value >= self.least) and (
             self.most is None or value <= self.most)
         if not inside:
             bounds = self.bounds_text()
@@ -352,6 +357,11 @@ MAX_REPETITIONS = 100
 MAX_LINEAR_STEPS = 10000
 MAX_PRECEDING_TARGETS = 20
 MAX_CHAIN_LENGTH = 100
+# Finer than this the binary searches halve past a float's precision and
+# never end (and MLRsearch divides by zero).
+MIN_RESOLUTION = 1e-6
+# Each soak interval rewrites the whole results file: a day at 8.64 s.
+MAX_SOAK_INTERVALS = 10000
 
 TABLE = (
     Option('frame_sizes', '--frame-sizes',
@@ -401,7 +411,8 @@ TABLE = (
            'fraction', 'float', parse=_number(float),
            conf='search_resolution', from_conf=_plain, to_conf=_plain,
            low=0, low_open=True, high=1, high_open=True,
-           metavar='FRACTION', hint=', e.g. 0.005 for 0.5 %'),
+           least=MIN_RESOLUTION, metavar='FRACTION',
+           hint=', e.g. 0.005 for 0.5 %'),
     Option('repetitions', '--repetitions', 3,
            'trials per step of best-of-n and worst-of-n (their N)', 'int',
            parse=_number(int), conf='repetitions', from_conf=_plain,

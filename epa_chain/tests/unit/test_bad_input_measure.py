@@ -134,6 +134,13 @@ MEASURE = [
     case('--loss-goals', 'NDR=1', expected="--loss-goals 'NDR=1'"),
     case('--loss-goals', 'NDR=nan', expected="--loss-goals 'NDR=nan'"),
     case('--resolution', 'inf', expected="--resolution 'inf'"),
+    case('--resolution', '1e-300',
+         expected="--resolution '1e-300': give a number in (0, 1), at least "
+                  "1e-06"),
+    case('--soak-duration', '86400', '--soak-interval', '0.01',
+         '--results-dir', '{d}/soak',
+         expected="--soak-interval '0.01': a soak of 86400 s in intervals "
+                  "this short makes 8640000 intervals"),
     case('--latency-fraction', '0', expected="--latency-fraction '0'"),
     case('--max-load', 'nan', expected="--max-load 'nan'"),
     case('--min-load', '10', '--max-load', '5', expected="--min-load '10'"),
