@@ -57,6 +57,8 @@ MAX_BYTES = 64 * 1024 * 1024
 #: one, and would exhaust recursion in whatever reads it next.
 MAX_DEPTH = 64
 GZIP_MAGIC = b'\x1f\x8b'
+#: Characters of the schema's complaint kept in an error.
+MAX_MESSAGE = 300
 FIX = 'give a file written by `epa-chain measure --json`'
 _PLAIN_KEY = re.compile(r'[A-Za-z0-9_.-]+')
 
@@ -208,6 +210,11 @@ def _finite_validator(schema):
     return finite(schema)
 
 
+def _shortened(text, limit=MAX_MESSAGE):
+    # jsonschema quotes the value: a whole object, a string of megabytes.
+    return text if len(text) <= limit else text[:limit] + '...'
+
+
 def validate(document, source='results document', schema_id=SCHEMA_ID):
     """Raise ResultsError naming `source`, the field and the fix."""
     if not isinstance(document, dict):
@@ -238,8 +245,8 @@ def validate(document, source='results document', schema_id=SCHEMA_ID):
         raise ResultsError(
             '%s: field %s: %s%s; the file does not follow %s - regenerate '
             'it with %s or correct that field'
-            % (source, _field_path(first.absolute_path), first.message,
-               more, schema_id, writer))
+            % (source, _field_path(first.absolute_path),
+               _shortened(first.message), more, schema_id, writer))
     if schema_id == CHAIN_LENGTHS_SCHEMA_ID:
         # Each run is a whole results document (its own schema).
         for number, run in enumerate(document['runs']):

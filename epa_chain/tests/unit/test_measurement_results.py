@@ -157,6 +157,14 @@ class TestUntrustedFiles(testtools.TestCase):
         self.assertRefused(self.file('key.json', text),
                            'field cases[0].trials[0].tags["ab\\n"] is NaN')
 
+    def test_a_huge_value_is_not_quoted_whole(self):
+        broken = copy.deepcopy(self.document)
+        broken['cases'][0]['flows'] = 'x' * 100000
+        error = self.assertRaises(results.ResultsError, results.validate,
+                                  broken, 'r.json')
+        self.assertIn('field cases[0].flows', str(error))
+        self.assertLess(len(str(error)), 1000)
+
     def test_the_schema_refuses_non_finite_numbers_too(self):
         broken = copy.deepcopy(self.document)
         broken['cases'][0]['line_rate_fps'] = float('nan')
