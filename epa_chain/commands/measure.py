@@ -16,8 +16,10 @@ Runs one search per frame size and flow count against a generator - the
 model of a system under test, or PROX at HOST:PORT - then a latency test
 at a fraction of the throughput found, and writes the results as JSON
 (schema epa-chain/results/1). Progress goes to stderr, one line per trial.
-Exit status: 0 measured, 1 a case ended in a generator error (the JSON
-says which), 2 usage.
+Every option, generator option and output path is checked before the
+first trial. Exit status: 0 measured, 1 a case ended in a generator
+error (the JSON says which) or PROX could not be reached (nothing is
+written), 2 usage.
 
   epa-chain measure --generator model --frame-sizes 64,128,imix \\
       --flows 1,1000 --direction bi --method mlrsearch --json out.json
@@ -43,7 +45,9 @@ def add_arguments(parser):
     parser.add_argument('--generator-option', action='append', default=[],
                         metavar='KEY=VALUE',
                         help='option for the generator, repeatable, e.g. '
-                             'ndr_fps=2e6, jitter=0.01, link_bps=1e9')
+                             'ndr_fps=2e6, jitter=0.01, link_bps=1e9 (each '
+                             'generator\'s keys and bounds: '
+                             'doc/source/measurement.rst)')
     campaign_options.add_arguments(parser, campaign_options.MEASURE)
     parser.add_argument('--json', required=True, metavar='OUT',
                         help='results file to write ("-" for stdout)')
