@@ -29,6 +29,9 @@ cloud is neutralised, each in one place below:
   (and AWS::CloudFormation::Stack's TemplateURL) from its URL, file://
   included; offline, nothing is fetched (files.py read and checked every
   file the stack may use);
+- `repeat`: Heat expands every combination of its for_each lists (three
+  lists of 1,000 make a billion copies, which no host survives); offline,
+  more than MAX_REPEAT copies are refused;
 - Heat's database: nothing is stored, stacks are only parsed and resolved.
 """
 
@@ -36,11 +39,15 @@ import collections
 import dataclasses
 import functools
 import logging
+import math
 import threading
 import warnings
 
 _lock = threading.Lock()
 _heat = None
+# Copies one `repeat` may make: far more than a stack of Heat's 1,000
+# resources (max_resources_per_stack) needs.
+MAX_REPEAT = 10000
 
 
 @dataclasses.dataclass(frozen=True)
@@ -91,6 +98,8 @@ def _initialise():
     from heat.engine.clients import client_plugin
     from heat.engine import constraints
     from heat.engine import environment
+    from heat.engine import function
+    from heat.engine.hot import functions
     from heat.engine import resource
     from heat.engine import resources
     from heat.engine.resources.openstack.nova import server
@@ -106,6 +115,8 @@ def _initialise():
     client_plugin.ClientPlugin.client = _no_client
     server.Server._validate_image_flavor = _skip_image_flavor_check
     urlfetch.get = functools.partial(_no_fetch, urlfetch.URLFetchError)
+    functions.Repeat.result = _bounded_repeat(functions.Repeat.result,
+                                              function.resolve)
 
     # Only the modules the rest of epa_chain uses.
     modules = collections.namedtuple('Heat', [
@@ -125,6 +136,22 @@ def _no_fetch(error, url, *args, **kwargs):
                'the template\'s directory and name it by a relative path'
                % url)
     raise error(message)
+
+
+def _bounded_repeat(result, resolve):
+    @functools.wraps(result)
+    def bounded(repeat):
+        for_each = resolve(repeat._for_each)
+        sizes = [len(v) for v in (for_each.values() if isinstance(
+            for_each, dict) else ()) if isinstance(v, (list, dict))]
+        copies = (math.prod(sizes) if repeat._nested_loop else
+                  max(sizes, default=0))
+        if copies > MAX_REPEAT:
+            message = ('%s would make %d copies of its template, more than '
+                       '%d' % (repeat.fn_name, copies, MAX_REPEAT))
+            raise ValueError(message)
+        return result(repeat)
+    return bounded
 
 
 def _skip_image_flavor_check(server, image, flavor):

@@ -41,6 +41,7 @@ from epa_chain.tests.unit import tosca_cases
 # Text of the file outside every tree: no output may ever show it.
 SECRET = 'epa-chain-outside-marker-7f3c1d'
 HOT = 'heat_template_version: 2021-04-16\n'
+VALUE = '  r:\n    type: OS::Heat::Value\n    properties:\n      value: %s\n'
 
 
 @contextlib.contextmanager
@@ -450,6 +451,23 @@ class TestTree(Sandbox):
         (error,) = found.unreadable
         self.assertIn('a symbolic link to', error.message)
         self.assertEqual([], files.discover(self.tree, True).unreadable)
+
+    def test_a_repeat_bomb_is_refused(self):
+        from epa_chain.hot import offline
+        from epa_chain.hot import resolve
+
+        items = '[%s]' % ', '.join('"%d"' % i for i in range(1000))
+        top = self.template(VALUE % ('{repeat: {template: x, for_each: '
+                                     '{a: %s, b: %s, c: %s}}}' % (
+                                         items, items, items)))
+        started = time.monotonic()
+        error = self.assertRaises(resolve.ResolveError, resolve.resolve, top)
+        self.assertLess(time.monotonic() - started, 30)
+        self.assertIn('repeat would make 1000000000 copies', str(error))
+        small = self.template(VALUE % (
+            '{repeat: {template: x, for_each: {a: [%s]}}}' % ', '.join(
+                ['"a"'] * offline.MAX_REPEAT)), name='small.yaml')
+        resolve.resolve(small)
 
     def test_offline_heat_fetches_nothing(self):
         from epa_chain.hot import resolve
