@@ -23,9 +23,11 @@ The rule: the files a user names on the command line (the template, the
 reference must be inside the directory tree of the top-level template (its
 directory and below, symbolic links resolved), environments included: the
 shipped templates/environments/*.yaml may refer to ../lib/*.yaml, inside
-templates/. --allow-files-outside lifts the rule; nothing lifts the other
-one: a URL (http, https, ftp, a file:// URL naming another host, ...) is
-never fetched.
+templates/. Nor may it be hidden (a dot-file, or in a dot-directory such
+as .ssh/ or .git/ of a template kept in a home directory or a clone), and
+a template in / has no tree. --allow-files-outside lifts the rule; nothing
+lifts the other one: a URL (http, https, ftp, a file:// URL naming another
+host, ...) is never fetched.
 """
 
 import os
@@ -67,13 +69,25 @@ class Tree:
         except ValueError as exc:    # a NUL byte
             raise safe_yaml.InputError(referrer, '%s %r: %s' % (
                 field, value, exc), 'give a file path')
-        if not self.allow_outside and not inside(real, self.root):
+        if self.allow_outside:
+            return real
+        if not inside(real, self.root) or self.root == os.sep:
             raise safe_yaml.InputError(
                 referrer, '%s %s: %s is outside the template\'s directory '
-                'tree %s/' % (field, value, real, self.root),
-                'keep every file a template uses under %s/, or pass %s'
-                % (self.root, ALLOW_OPTION))
+                'tree %s' % (field, value, real, _slash(self.root)),
+                'keep every file a template uses under %s, or pass %s'
+                % (_slash(self.root), ALLOW_OPTION))
+        if any(part.startswith('.') for part in os.path.relpath(
+                real, self.root).split(os.sep) if part != '.'):
+            raise safe_yaml.InputError(
+                referrer, '%s %s: %s is hidden (a dot-file, or in a '
+                'dot-directory)' % (field, value, real),
+                'use a file that is not hidden, or pass %s' % ALLOW_OPTION)
         return real
+
+
+def _slash(directory):
+    return directory.rstrip(os.sep) + os.sep
 
 
 def inside(path, root):

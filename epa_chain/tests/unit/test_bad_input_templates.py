@@ -159,6 +159,10 @@ VALIDATE_CASES = {
         lambda s: (os.symlink(s.marker, os.path.join(s.tree, 'l.yaml')),
                    validate(s.typed('l.yaml')))[1], 1, 'resources.r.type',
         outside=True),
+    'get_file_of_a_hidden_file': case(
+        lambda s: (s.file('.ssh/id_rsa', MARKER),
+                   validate(s.value('{get_file: .ssh/id_rsa}')))[1], 1,
+        'get_file .ssh/id_rsa', 'hidden'),
     'registry_entry_outside': case(
         lambda s: s.registry('  My::X: ../../outside.yaml\n'), 1,
         'env.yaml', 'resource_registry.My::X', outside=True),
@@ -343,6 +347,11 @@ TRANSLATE_CASES = {
                                      '[../../outside.yaml]\n'),
                    _translated(s, s.tosca()))[2], 2,
         'epa_chain_types.yaml', 'imports[0]', outside=True),
+    'import_hidden': case(
+        lambda s: (s.file('.git/types.yaml', 'tosca_definitions_version: '
+                          'tosca_simple_yaml_1_2\n# %s\n' % MARKER),
+                   _translated(s, s.tosca(['.git/types.yaml'])))[1], 2,
+        'imports[0]', 'hidden'),
     'import_url': case(
         lambda s: _translated(s, s.tosca(['http://127.0.0.1:9/t.yaml'])), 2,
         'imports[0]', 'a URL'),

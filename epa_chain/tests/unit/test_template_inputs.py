@@ -324,6 +324,31 @@ class TestTree(Sandbox):
         self.assertIn('resource_registry.resources.r.My::Inner secret.yaml',
                       error.message)
 
+    def test_hidden_files_in_the_tree_are_refused(self):
+        # A template kept in a home directory or a clone: not .ssh/, .git/.
+        self.write('.ssh/id_rsa', SECRET)
+        self.write('lib/.env', SECRET)
+        for value in ('.ssh/id_rsa', 'lib/.env', 'lib/../.ssh/id_rsa'):
+            top = self.template(VALUE % '{get_file: "%s"}' % value)
+            with watched() as opened:
+                error = self.assertRaises(safe_yaml.InputError, files.load,
+                                          top)
+            self.assertIn('is hidden', error.message)
+            self.assertNotIn(SECRET, str(error))
+            self.assertEqual([], [p for p in opened if '.ssh' in p or
+                                  p.endswith('.env')])
+        top = self.template(VALUE % '{get_file: .ssh/id_rsa}')
+        self.assertEqual(1, len(files.load(top, allow_outside=True).files))
+
+    def test_a_template_in_the_root_directory_has_no_tree(self):
+        from epa_chain.hot import tree
+
+        error = self.assertRaises(
+            safe_yaml.InputError, tree.Tree('/t.yaml').path, '/etc/hostname',
+            't.yaml', 'resources.r.type', 'etc/hostname')
+        self.assertIn('outside the template\'s directory tree /;',
+                      str(error))
+
     def test_allow_outside_reads_what_the_flag_allows(self):
         top = self.template('  r:\n    type: ../secret.yaml\n')
         with watched() as opened:
