@@ -22,6 +22,8 @@ import os
 import site
 import sys
 
+from epa_chain.hot import safe_yaml
+
 TEMPLATE = 'chain.yaml'
 # Chain length -> preset family; the presets differ in segments (and the
 # vE-CPE ones in fixed MACs), the direction picks -unidir or -bidir.
@@ -77,11 +79,14 @@ def preset_path(name, directory=None):
         return name
     directory = directory or template_dir()
     path = _preset_file(directory, ALIASES.get(name, name))
-    if not os.path.isfile(path):
+    if not name or not os.path.isfile(path):
         known = presets(directory) if directory else []
-        raise PresetError('%s: no %s; known presets: %s (and the aliases '
-                          '%s)' % (name, path, ', '.join(known),
-                                   ', '.join(sorted(ALIASES))))
+        message = ('%s: no such preset (no %s); use one of %s, the aliases '
+                   '%s, or an environment file\'s path' % (
+                       safe_yaml.escape(name) or "''",
+                       safe_yaml.escape(path), ', '.join(known),
+                       ', '.join(sorted(ALIASES))))
+        raise PresetError(message)
     return path
 
 

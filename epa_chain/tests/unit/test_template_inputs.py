@@ -634,3 +634,19 @@ class _WorkingDirectory(fixtures.Fixture):
     def _setUp(self):
         self.addCleanup(os.chdir, os.getcwd())
         os.chdir(self.path)
+
+
+class TestPresetNames(testtools.TestCase):
+
+    def test_an_unknown_or_empty_preset_name_is_one_line(self):
+        from epa_chain.hot import shipped
+
+        for name, shown in (('pvp\nx', 'pvp\\nx'), ('', "''"),
+                            ('..', '..')):
+            error = self.assertRaises(shipped.PresetError,
+                                      shipped.preset_path, name,
+                                      repo.TEMPLATES)
+            self.assertTrue(str(error).startswith(shown + ': no such '
+                                                  'preset'), str(error))
+            self.assertNotIn('\n', str(error))
+            self.assertIn('pvp-bidir', str(error))
