@@ -38,6 +38,7 @@ of the bed could not be undone, named on stderr), 2 bad input (nothing
 created or touched), 130 interrupted (the bed was taken down).
 """
 
+import os
 import sys
 
 from epa_chain.commands import measure
@@ -229,6 +230,17 @@ def _checked_state(args):
                                                   ', '.join(foreign)))
     if args.action == 'run' and args.json:
         outputs.check_file(args.json, '--json')
+    binary = args.action in ('up', 'run') and (
+        args.prox_binary or os.environ.get(_PROX_BINARY_ENV))
+    if args.action in ('up', 'run') and not binary:
+        # The source it would use is built after preflight: refuse a
+        # hostile one now.
+        from epa_chain.prox import build
+        for value, label in ((args.prox_source, '--prox-source'), (
+                os.environ.get(_PROX_SOURCE_ENV), _PROX_SOURCE_ENV)):
+            if value:
+                build.check_source(value, label)
+                break
     return state
 
 
@@ -236,11 +248,12 @@ def run(args):
     from epa_chain.local import names
     from epa_chain.local import session
     from epa_chain.measurement import trial
+    from epa_chain.prox import build
 
     progress = _progress(args)
     try:
         state = _checked_state(args)
-    except (names.BadName, outputs.OutputError) as exc:
+    except (names.BadName, outputs.OutputError, build.InputError) as exc:
         _error(exc)
         return 2
     try:

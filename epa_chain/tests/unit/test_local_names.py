@@ -486,3 +486,21 @@ class TestDown(Scratch):
         code, out, err = run('local', 'status', '--state-root', self.root)
         self.assertEqual(0, code, err)
         self.assertIn('epa: starting', out)
+
+
+class TestProxSourceEdge(Scratch):
+
+    def test_a_hostile_source_is_refused_before_preflight(self):
+        marker = os.path.join(self.top, 'PWNED')
+        for argv, env, needle in (
+                (['--prox-source=--upload-pack=touch %s;.git' % marker], {},
+                 '--prox-source'),
+                ([], {'EPA_CHAIN_PROX_SOURCE': 'ext::sh -c touch% ' + marker},
+                 'EPA_CHAIN_PROX_SOURCE')):
+            with self.subTest(argv=argv), mock.patch.dict(os.environ, env):
+                os.environ.pop('EPA_CHAIN_PROX_BINARY', None)
+                code, _out, err = run('local', 'run', '--state-root',
+                                      self.root, *argv)
+                self.assertOneLineError(code, err, needle)
+        self.assertFalse(os.path.exists(marker))
+        self.assertEqual([], os.listdir(self.root))
