@@ -43,6 +43,7 @@ def check_file(path, option, allow_stdout=False):
         return path
     if not path:
         raise OutputError('%s: an empty path; give a file to write' % option)
+    _check_characters(path, option)
     try:
         found = os.lstat(path)
     except FileNotFoundError:
@@ -67,22 +68,25 @@ def check_directory(path, option, shown=None):
     shown = shown or path
     if not path:
         raise OutputError('%s: an empty path; give a directory' % option)
+    _check_characters(path, option)
     try:
         os.makedirs(path, exist_ok=True)
     except FileExistsError:
-        raise OutputError('%s %s: %s exists and is not a directory' % (
-            option, shown, path))
+        raise OutputError('%s %s: %s exists and is not a directory; give '
+                          'another path' % (option, shown, path))
     except OSError as error:
-        raise OutputError('%s %s: cannot create %s: %s' % (
-            option, shown, path, _reason(error)))
+        raise OutputError('%s %s: cannot create %s: %s; give a directory '
+                          'you can write' % (option, shown, path,
+                                             _reason(error)))
     try:
         # The only true test of writability (read-only file systems,
         # ACLs, root): create and remove a file there.
         with tempfile.TemporaryFile(dir=path):
             pass
     except OSError as error:
-        raise OutputError('%s %s: cannot write in %s: %s' % (
-            option, shown, path, _reason(error)))
+        raise OutputError('%s %s: cannot write in %s: %s; give a directory '
+                          'you can write' % (option, shown, path,
+                                             _reason(error)))
     return path
 
 
@@ -92,13 +96,23 @@ def write_text(path, text, option, allow_stdout=False, encoding='utf-8'):
         sys.stdout.write(text)
         sys.stdout.flush()
         return path
-    check_file(path, option, allow_stdout)
+    return write_with(path, lambda stream: stream.write(
+        text.encode(encoding)), option)
+
+
+def write_with(path, write, option):
+    """Call write(binary stream) into a temporary file, renamed to `path`.
+
+    Only a regular file, or nothing, is replaced (check_file); readers
+    never see half a file.
+    """
+    check_file(path, option)
     directory = os.path.dirname(os.path.abspath(path))
     handle, temporary = tempfile.mkstemp(
         dir=directory, prefix='.%s-' % os.path.basename(path))
     try:
-        with os.fdopen(handle, 'w', encoding=encoding) as stream:
-            stream.write(text)
+        with os.fdopen(handle, 'wb') as stream:
+            write(stream)
             stream.flush()
             os.fsync(stream.fileno())
         # mkstemp makes 0600; results are for the operator's colleagues.
@@ -108,6 +122,12 @@ def write_text(path, text, option, allow_stdout=False, encoding='utf-8'):
         os.unlink(temporary)
         raise
     return path
+
+
+def _check_characters(path, option):
+    if '\0' in path:
+        raise OutputError('%s %r: a path cannot hold a NUL byte; give '
+                          'another path' % (option, path))
 
 
 def _reason(error):

@@ -38,6 +38,7 @@ from epa_chain.commands import measure  # noqa: E402
 from epa_chain import generators  # noqa: E402
 from epa_chain.measurement import campaign  # noqa: E402
 from epa_chain.measurement import options as campaign_options  # noqa: E402
+from epa_chain import outputs  # noqa: E402
 
 TARGET_RATIO = 0.4
 SEED_FRAME_SIZES = '64,128,256,512,1024,1280,1518'
@@ -193,14 +194,17 @@ def _widths(case):
 def main(argv=None):
     args = parse_args(argv)
     try:
+        if args.json:
+            outputs.check_file(args.json, '--json')
         comparison = compare(args)
+        sys.stdout.write(render(comparison, args))
+        if args.json:
+            outputs.write_text(args.json, json.dumps(
+                comparison, indent=1, sort_keys=True, allow_nan=False) +
+                '\n', '--json')
     except (ValueError, RuntimeError) as error:
         print('compare_searches: %s' % error, file=sys.stderr)
         return 2
-    sys.stdout.write(render(comparison, args))
-    if args.json:
-        with open(args.json, 'w', encoding='utf-8') as stream:
-            json.dump(comparison, stream, indent=1, sort_keys=True)
     return 0
 
 

@@ -28,8 +28,11 @@ import re
 from epa_chain.measurement import campaign
 from epa_chain.measurement import plots
 from epa_chain.measurement import report
+from epa_chain import outputs
 
 TABLES_FILE = 'tables.txt'
+# How errors name the files (the scenarios' [epa_chain] results_dir).
+OPTION = '[epa_chain] results_dir'
 
 
 def run_directory(results_dir, chain_length, direction, now=None):
@@ -77,10 +80,16 @@ def write(directory, stem, document):
     campaign.write_json(document, json_path)
     tables = report.render_tables(document)
     tables_path = os.path.join(directory, stem + '.txt')
-    with open(tables_path, 'w') as f:
-        f.write(tables)
-    with open(os.path.join(directory, TABLES_FILE), 'a') as f:
-        f.write('== %s ==\n%s\n' % (stem, tables.rstrip('\n')))
+    outputs.write_text(tables_path, tables, OPTION)
+    # The run's tables, case after case: rewritten whole, never appended
+    # through whatever the path has become.
+    every_case = os.path.join(directory, TABLES_FILE)
+    before = ''
+    if os.path.isfile(every_case) and not os.path.islink(every_case):
+        with open(every_case) as f:
+            before = f.read()
+    outputs.write_text(every_case, before + '== %s ==\n%s\n' % (
+        stem, tables.rstrip('\n')), OPTION)
     # Last: the JSON and the tables are kept even if a plot fails.
     plot_paths = plots.render(document, plot_directory(directory, stem))
     return [json_path, tables_path] + plot_paths

@@ -20,7 +20,6 @@ histogram kept in the results (HdrHistogram).
 
 import os
 import re
-import tempfile
 
 from epa_chain.measurement import latency
 from epa_chain.measurement import readers
@@ -48,21 +47,10 @@ def _save(figure, path, option):
     """
     pyplot = _pyplot()
     try:
-        outputs.check_file(path, option)
-        handle, temporary = tempfile.mkstemp(
-            dir=os.path.dirname(os.path.abspath(path)),
-            prefix='.%s-' % os.path.basename(path))
-        try:
-            with os.fdopen(handle, 'wb') as stream:
-                figure.savefig(stream, format='png', dpi=100)
-            os.chmod(temporary, 0o644)
-            os.replace(temporary, path)
-        except BaseException:
-            os.unlink(temporary)
-            raise
+        return outputs.write_with(path, lambda stream: figure.savefig(
+            stream, format='png', dpi=100), option)
     finally:
         pyplot.close(figure)
-    return path
 
 
 def throughput_plot(document, path, option=OPTION):

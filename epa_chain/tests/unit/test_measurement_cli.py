@@ -130,7 +130,8 @@ class TestMeasureAndReport(testtools.TestCase):
         self.assertEqual(2, code)
         self.assertEqual(
             'epa-chain report: --plots %s: cannot create %s: Not a '
-            'directory\n' % (plots, plots), err)
+            'directory; give a directory you can write\n' % (plots, plots),
+            err)
         self.assertEqual('', out)   # no half report before the error
 
     def test_report_never_writes_a_plot_through_a_planted_link(self):

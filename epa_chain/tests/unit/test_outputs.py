@@ -97,12 +97,35 @@ class TestCheckFile(testtools.TestCase):
         self.assertRaisesRegex(outputs.OutputError, 'cannot',
                                outputs.check_file, target, '--json')
 
+    def test_a_nul_byte_is_refused_naming_the_option(self):
+        self.assertRaisesRegex(outputs.OutputError, '^--json .*NUL byte',
+                               outputs.check_file, 'a\0b', '--json')
+        self.assertRaisesRegex(outputs.OutputError, '^--plots .*NUL byte',
+                               outputs.check_directory, 'a\0b', '--plots')
+
     def test_an_empty_path_is_refused(self):
         self.assertRaisesRegex(outputs.OutputError, 'empty path',
                                outputs.check_file, '', '--json')
 
 
 class TestWriteText(testtools.TestCase):
+
+    def test_a_failed_writer_leaves_the_old_file_and_no_temporary(self):
+        directory = tempfile.mkdtemp()
+        self.addCleanup(_remove_tree, directory)
+        target = os.path.join(directory, 'plot.png')
+        with open(target, 'w') as stream:
+            stream.write('old')
+
+        def fail(stream):
+            stream.write(b'half')
+            raise RuntimeError('renderer failed')
+
+        self.assertRaises(RuntimeError, outputs.write_with, target, fail,
+                          '--plots')
+        with open(target) as stream:
+            self.assertEqual('old', stream.read())
+        self.assertEqual(['plot.png'], os.listdir(directory))
 
     def test_replaces_a_regular_file_whole_and_leaves_no_temporary(self):
         directory = tempfile.mkdtemp()
