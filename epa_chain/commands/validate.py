@@ -16,11 +16,11 @@ Runs the checks `openstack stack create` runs (Heat strict validation,
 nested templates resolved with their real parameter values), then the NFV
 rules Heat lacks: Nova extra specs, provider VLANs, port security, the MAC
 chain, management access (a warning when management_allowed_cidr admits
-the internet). Lookups that need a cloud (images, existing
-flavors and networks) are listed as skipped. Files a template uses must be
-inside its directory tree; URLs are never fetched. A file that cannot be
-read, or is refused, is a LOAD error, also printed on one line to stderr.
-Exit status: 0 all valid, 1 errors found, 2 usage.
+the internet). Lookups that need a cloud (images, existing flavors and
+networks) are listed as skipped. Files a template uses must be inside its
+directory tree; URLs are never fetched. A file that cannot be read, or is
+refused, is a LOAD error. Each template that fails is also said on one
+line of stderr. Exit status: 0 all valid, 1 errors found, 2 usage.
 
   epa-chain validate templates/                 every template and preset
   epa-chain validate templates/chain.yaml -e templates/presets/pvp-bidir.yaml
@@ -74,8 +74,8 @@ def run(args):
                 path, args.environment,
                 allow_outside=args.allow_files_outside))
     elapsed = time.monotonic() - started
-    for refusal in runner.refusals(reports):
-        _error('%s: %s; %s' % (refusal.file, refusal.message, refusal.fix))
+    for line in _failures(reports):
+        _error(line)
     if args.json:
         _print_json(reports, elapsed)
     else:
@@ -85,6 +85,34 @@ def run(args):
 
 def _error(message):
     print('epa-chain validate: %s' % message, file=sys.stderr)
+
+
+def _failures(reports):
+    """One line per failed report (each line once): why it failed.
+
+    A file not read (LOAD) first, else the first error, and how many more
+    the report holds.
+    """
+    from epa_chain.validation import runner
+
+    lines = []
+    for report in reports:
+        if not report.errors:
+            continue
+        loads = [f for f in report.errors if f.rule == runner.LOAD]
+        first = (loads or report.errors)[0]
+        line = '%s: %s%s%s' % (
+            first.location(),
+            '' if first.rule == runner.LOAD else '[%s] ' % first.rule,
+            ' '.join(first.message.split()),
+            '; %s' % first.fix if first.fix else '')
+        more = len(report.errors) - 1
+        if more and first.rule != runner.LOAD:
+            line += ' (and %d more error%s in the report)' % (
+                more, '' if more == 1 else 's')
+        if line not in lines:
+            lines.append(line)
+    return lines
 
 
 def _print_json(reports, elapsed):

@@ -128,7 +128,7 @@ def _fix(message, resource, template_set):
     if 'does not match pattern' in message or 'must be one of' in message \
             or 'is out of range' in message or 'length' in message:
         return 'give a value within the constraint quoted above'
-    return 'see the Heat message above'
+    return 'change what Heat\'s message names'
 
 
 def _resources_of_type(rtype, template_set):

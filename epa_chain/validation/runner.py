@@ -89,16 +89,6 @@ def load_finding(error):
                             message=error.message, fix=error.fix)
 
 
-def refusals(reports):
-    """The LOAD findings of reports: files not read, each once."""
-    seen = []
-    for report in reports:
-        for finding in report.errors:
-            if finding.rule == LOAD and finding not in seen:
-                seen.append(finding)
-    return seen
-
-
 def validate_tree(directory, allow_outside=False):
     """Validate every top-level template under a directory, with presets."""
     discovery = files.discover(directory, allow_outside)
