@@ -44,8 +44,20 @@ def _commands():
     return found
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse with one-line usage errors, as every other error here.
+
+    argparse prints the whole usage first; the error then scrolls under
+    it. One line names the option; --help has the rest.
+    """
+
+    def error(self, message):
+        self.exit(2, '%s: %s; see %s --help\n' % (
+            self.prog, ' '.join(message.split()), self.prog))
+
+
 def build_parser():
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog='epa-chain',
         description='Deploy an NFV service chain on an OVS-DPDK cloud and '
                     'measure its data plane.')

@@ -113,11 +113,23 @@ class TestBoundary(testtools.TestCase):
                     mock.patch.dict(os.environ, {cli.DEBUG_VARIABLE: '1'}):
                 self.assertRaises(type(error), cli.main, ['report', 'r'])
 
-    def test_usage_errors_stay_argparse_s(self):
-        err = io.StringIO()
-        with contextlib.redirect_stderr(err):
-            error = self.assertRaises(SystemExit, cli.main,
-                                      ['report', '--no-such-option', 'r'])
-        self.assertEqual(2, error.code)
-        self.assertIn('unrecognized arguments: --no-such-option',
-                      err.getvalue())
+    def test_usage_errors_are_one_line_naming_the_option(self):
+        for argv, expected in (
+                (['report', '--no-such-option', 'r'],
+                 'epa-chain report: unrecognized arguments: '
+                 '--no-such-option; see epa-chain report --help\n'),
+                (['prox', 'build', '--source', '-x'],
+                 'epa-chain prox build: argument --source: expected one '
+                 'argument; see epa-chain prox build --help\n'),
+                (['measure', '--json', 'o', '--trial-duration', 'x'],
+                 "epa-chain measure: argument --trial-duration: invalid "),
+                (['no-such-command'],
+                 "epa-chain: argument COMMAND: invalid choice: "
+                 "'no-such-command'")):
+            err = io.StringIO()
+            with contextlib.redirect_stderr(err):
+                error = self.assertRaises(SystemExit, cli.main, argv)
+            self.assertEqual(2, error.code)
+            self.assertTrue(err.getvalue().startswith(expected),
+                            err.getvalue())
+            self.assertEqual(1, err.getvalue().count('\n'), err.getvalue())
