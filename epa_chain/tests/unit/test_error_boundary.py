@@ -116,8 +116,9 @@ class TestBoundary(testtools.TestCase):
     def test_usage_errors_are_one_line_naming_the_option(self):
         for argv, expected in (
                 (['report', '--no-such-option', 'r'],
-                 'epa-chain report: unrecognized arguments: '
-                 '--no-such-option; see epa-chain report --help\n'),
+                 # The top-level parser collects what no command took.
+                 'epa-chain: unrecognized arguments: --no-such-option; see '
+                 'epa-chain --help\n'),
                 (['prox', 'build', '--source', '-x'],
                  'epa-chain prox build: argument --source: expected one '
                  'argument; see epa-chain prox build --help\n'),
