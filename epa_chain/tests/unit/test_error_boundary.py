@@ -122,8 +122,9 @@ class TestBoundary(testtools.TestCase):
                 (['prox', 'build', '--source', '-x'],
                  'epa-chain prox build: argument --source: expected one '
                  'argument; see epa-chain prox build --help\n'),
-                (['measure', '--json', 'o', '--trial-duration', 'x'],
-                 "epa-chain measure: argument --trial-duration: invalid "),
+                (['local'],
+                 'epa-chain local: the following arguments are required: '
+                 'ACTION; see epa-chain local --help\n'),
                 (['no-such-command'],
                  "epa-chain: argument COMMAND: invalid choice: "
                  "'no-such-command'")):
