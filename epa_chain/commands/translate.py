@@ -113,7 +113,15 @@ def run(args):
                'validation': [f.as_dict() for f in findings]})
     else:
         _print_text(result, args, findings, report)
-    return 1 if errors_found else 0
+    if errors_found:
+        first = errors_found[0]
+        print('epa-chain translate: %s: written, but does not validate: '
+              '%s: [%s] %s (%d error%s)' % (
+                  args.output, first.location(), first.rule,
+                  ' '.join(first.message.split()), len(errors_found),
+                  '' if len(errors_found) == 1 else 's'), file=sys.stderr)
+        return 1
+    return 0
 
 
 def _not_an_input(output, *inputs):

@@ -421,6 +421,10 @@ TRANSLATE_CASES = {
     'inputs_out_of_range': case(
         lambda s: _translated(s, s.tosca(), '-i', s.file(
             'i.yaml', 'net1_vlan: 5000\n')), 1, 'i.yaml', 'input net1_vlan'),
+    'translation_that_does_not_validate': case(
+        lambda s: _translated(s, s.tosca(), '--validate', '-i', s.file(
+            'i.yaml', 'management_allowed_cidr: anywhere\n')), 1,
+        'out.yaml', 'does not validate', 'anywhere'),
     'output_is_a_directory': case(
         lambda s: translate(s.tosca(), output=s.tree), 2, '-o', 'directory'),
     'output_is_a_fifo': case(
