@@ -33,6 +33,8 @@ from epa_chain.tosca import errors
 from epa_chain.tosca import imports
 
 TEMPLATE_SUFFIXES = ('.yaml', '.yml')
+# What tosca-parser raises when a value is not of the kind it assumes.
+_CRASHES = (AttributeError, TypeError, IndexError)
 # The kind of each section of a service template (TOSCA Simple Profile
 # 1.3, 3.10 and 3.9), where tosca-parser assumes it.
 _SECTIONS = dict(
@@ -169,7 +171,17 @@ def _mapping(value):
 def _check_inputs(tosca, given, values, path, inputs_path):
     """Input constraints (heat-translator checks them only as it writes)."""
     for item in tosca.inputs:
-        for constraint in item.constraints or []:
+        try:
+            constraints = item.constraints or []
+        except Exception as exc:
+            # tosca-parser reads an input's constraints only when asked.
+            yield errors.ToscaProblem(
+                display(path), 'constraints: %s' % ' '.join(str(
+                    exc).split()), node=item.name, kind='input',
+                field='constraints', fix='write constraints as a list of '
+                'maps, e.g. [{valid_values: [a, b]}]')
+            continue
+        for constraint in constraints:
             try:
                 constraint.validate(values[item.name])
             except Exception as exc:
@@ -365,6 +377,11 @@ def _problem(exc, path, inputs_path, raw):
     fix = next((f for name, f in _FIXES
                 if name == type(exc).__name__ or name in message),
                'give a value of the type and range the node type declares')
+    if isinstance(exc, _CRASHES):
+        # tosca-parser assumed a map, a list or text and met another kind.
+        message = 'tosca-parser cannot read it (%s)' % message
+        fix = ('write each value there as tosca/definitions/ declares it: '
+               'a map, a list or text')
     return errors.ToscaProblem(display(file), message, node=node or '',
                                field=field or '', fix=fix, kind=kind)
 

@@ -253,12 +253,15 @@ def withheld_policies(tosca):
 
 
 def _targets(template, requirement):
+    """The node names a requirement points at (as written if not names)."""
     found = []
     for item in template.requirements or []:
-        for key, value in item.items():
+        for key, value in (item.items() if isinstance(item, dict) else ()):
             if key == requirement:
-                found.append(value.get('node') if isinstance(value, dict)
-                             else value)
+                target = value.get('node') if isinstance(value, dict) else (
+                    value)
+                found.append(target if isinstance(target, str) else
+                             repr(target))
     return found
 
 
@@ -414,6 +417,12 @@ class _Builder:
         if capability is not None:
             requirements = _props(capability).get(
                 'compute_requirements') or {}
+        if not isinstance(requirements, dict):
+            self.problem(template.name, EXTRA_SPECS_FIELD.rsplit('.', 1)[0],
+                         'compute_requirements is %r, not a map' % (
+                             requirements,),
+                         'write it as a map with nova_extra_specs')
+            return {}
         text = requirements.get('nova_extra_specs')
         if text is None:
             return {}

@@ -169,3 +169,12 @@ class TestBrokenTemplates(testtools.TestCase):
 
     def test_input_out_of_range(self):
         self._check('input_out_of_range.yaml')
+
+    def test_virtual_link_not_a_name(self):
+        self._check('virtual_link_not_a_name.yaml')
+
+    def test_compute_requirements_not_a_map(self):
+        self._check('compute_requirements_not_a_map.yaml')
+
+    def test_input_constraints_not_a_list(self):
+        self._check('input_constraints_not_a_list.yaml')
