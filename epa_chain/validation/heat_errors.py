@@ -41,6 +41,9 @@ def to_finding(exc, template_set, template, context=()):
     h = offline.heat()
     path = list(getattr(exc, 'path', None) or [])
     message = getattr(exc, 'error_message', None) or str(exc)
+    if not isinstance(message, str):
+        # Heat sometimes raises ValueError(format, value): a tuple.
+        message = str(message)
     if isinstance(exc, h.exception.StackValidationFailed) and not path:
         message = str(exc)
     file, resource, prop = template, list(context), ''

@@ -456,3 +456,26 @@ class TestUnreadableNodeConfig(FixtureTestCase):
             'engine: prox, name: v, forwarding_cores: 1, ports: {left: a, '
             'right: b}}\n')
         self.assertEqual(['NODE-CONFIG'], [f.rule for f in report.errors])
+
+
+class TestHeatMessagesOfAnyShape(FixtureTestCase):
+
+    def test_a_message_heat_raises_as_a_tuple(self):
+        # Heat's subnet raises ValueError(format, value) for a bad gateway:
+        # in a nested stack, its error_message is that tuple.
+        with tempfile.TemporaryDirectory() as tmp:
+            with open(os.path.join(tmp, 'subnet.yaml'), 'w') as stream:
+                stream.write(
+                    'heat_template_version: 2021-04-16\nresources:\n'
+                    '  net: {type: OS::Neutron::Net}\n'
+                    '  subnet:\n    type: OS::Neutron::Subnet\n'
+                    '    properties: {network: {get_resource: net}, cidr: '
+                    '10.0.0.0/24, gateway_ip: 1GB}\n')
+            path = os.path.join(tmp, 't.yaml')
+            with open(path, 'w') as stream:
+                stream.write('heat_template_version: 2021-04-16\n'
+                             'resources:\n  s: {type: subnet.yaml}\n')
+            report = self.validate(path)
+        (finding,) = report.errors
+        self.assertEqual('HEAT', finding.rule)
+        self.assertIn('1GB', finding.message)
