@@ -73,7 +73,14 @@ class Imports:
                     % (field, value, MAX_DEPTH), 'flatten the imports')
             if real in self.texts or not os.path.lexists(real):
                 continue    # a missing file: tosca-parser says so
-            text = safe_yaml.read_text(real, WHAT)
+            try:
+                data = safe_yaml.read_bytes(real, WHAT)
+            except safe_yaml.InputError as exc:
+                # A directory, a FIFO, too large: the import is to fix.
+                raise safe_yaml.InputError(referrer, '%s %s: %s: %s' % (
+                    field, value, safe_yaml.shown(real), exc.message),
+                    exc.fix)
+            text = safe_yaml.decode(data, safe_yaml.shown(real))
             imported = safe_yaml.load_text(text, safe_yaml.shown(real), WHAT)
             self.texts[real] = text
             self._follow(imported, real, chain + [real])

@@ -352,6 +352,18 @@ TRANSLATE_CASES = {
                           'tosca_simple_yaml_1_2\n# %s\n' % MARKER),
                    _translated(s, s.tosca(['.git/types.yaml'])))[1], 2,
         'imports[0]', 'hidden'),
+    'import_of_a_directory': case(
+        lambda s: (os.mkdir(os.path.join(s.tree, 'd.yaml')),
+                   _translated(s, s.tosca(['d.yaml'])))[1], 2, 'pvp.yaml',
+        'imports[0] d.yaml', 'directory'),
+    'import_too_large': case(
+        lambda s: (s.file('big.yaml', BIG),
+                   _translated(s, s.tosca(['big.yaml'])))[1], 2, 'pvp.yaml',
+        'imports[0] big.yaml', '524288'),
+    'import_not_utf8': case(
+        lambda s: (s.binary('l.yaml', b'a: caf\xe9\n'),
+                   _translated(s, s.tosca(['l.yaml'])))[1], 2, 'l.yaml',
+        'UTF-8'),
     'import_url': case(
         lambda s: _translated(s, s.tosca(['http://127.0.0.1:9/t.yaml'])), 2,
         'imports[0]', 'a URL'),
