@@ -19,8 +19,9 @@ chain, management access (a warning when management_allowed_cidr admits
 the internet). Lookups that need a cloud (images, existing flavors and
 networks) are listed as skipped. Files a template uses must be inside its
 directory tree; URLs are never fetched. A file that cannot be read, or is
-refused, is a LOAD error. Each template that fails is also said on one
-line of stderr. Exit status: 0 all valid, 1 errors found, 2 usage.
+refused, is a LOAD error (exit 1, as any error found). Each template that
+fails is also said on one line of stderr. Exit status: 0 all valid, 1
+errors found, 2 usage.
 
   epa-chain validate templates/                 every template and preset
   epa-chain validate templates/chain.yaml -e templates/presets/pvp-bidir.yaml

@@ -90,12 +90,12 @@ def load(path, inputs_path=None, allow_outside=False):
     template, its inputs or an import (a URL, or outside the template's
     directory tree unless `allow_outside`: tosca/imports.py).
     """
-    if not str(path).lower().endswith(TEMPLATE_SUFFIXES):
-        raise safe_yaml.InputError(
-            display(path) if path else repr(path), 'not a .yaml file: '
-            'tosca-parser would read it as a CSAR archive or refuse it',
-            'give the service template\'s .yaml file')
     text = safe_yaml.read_text(path, 'service template')
+    if not path.lower().endswith(TEMPLATE_SUFFIXES):
+        raise safe_yaml.InputError(
+            display(path), 'not a .yaml file: tosca-parser would read it as '
+            'a CSAR archive or refuse it', 'give the service template\'s '
+            '.yaml file')
     raw = safe_yaml.load_text(text, display(path), 'service template')
     if 'tosca_definitions_version' not in raw:
         raise errors.ToscaError([errors.ToscaProblem(

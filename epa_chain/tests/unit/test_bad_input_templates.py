@@ -395,6 +395,13 @@ TRANSLATE_CASES = {
     'tosca_deep': case(
         lambda s: _translated(s, s.file('t.yaml', 'x: %s\n' % DEEP)), 2,
         't.yaml', 'nested deeper'),
+    'tosca_directory': case(
+        lambda s: _translated(s, s.tree), 2, 'tree', 'is a directory'),
+    'tosca_fifo': case(
+        lambda s: _translated(s, s.fifo('t.yaml')), 2, 't.yaml',
+        'not a regular file'),
+    'tosca_empty_path': case(
+        lambda s: _translated(s, ''), 2, "''", 'empty path'),
     'tosca_missing': case(
         lambda s: _translated(s, os.path.join(s.tree, 'nope.yaml')), 2,
         'nope.yaml', 'no such file'),
