@@ -23,10 +23,9 @@ gets a suggested fix where the schema knows the right spelling.
 import difflib
 import re
 
-import yaml
-
 from epa_chain.hot import files
 from epa_chain.hot import offline
+from epa_chain.hot import safe_yaml
 from epa_chain.validation import findings
 
 _NESTED = re.compile(r'^(?P<name>[^<]+)<(?P<url>[^>]+)>$')
@@ -148,11 +147,21 @@ def _resource_type(resource, template_set):
     document = template_set.template
     docs = {files.url_to_path(k): v for k, v in template_set.files.items()}
     for name in resource:
-        definition = (document.get('resources') or {}).get(name) or {}
-        rtype = definition.get('type')
-        nested = docs.get(files.url_to_path(rtype or ''))
+        resources = document.get('resources')
+        definition = resources.get(name) if isinstance(
+            resources, dict) else None
+        rtype = definition.get('type') if isinstance(
+            definition, dict) else None
+        if not isinstance(rtype, str):
+            return None
+        nested = docs.get(files.url_to_path(rtype))
         if nested is not None and name != resource[-1]:
-            document = yaml.safe_load(nested)
+            try:
+                document = safe_yaml.parse(nested, rtype)
+            except safe_yaml.InputError:
+                return None
+            if not isinstance(document, dict):
+                return None
             continue
         return rtype
     return None

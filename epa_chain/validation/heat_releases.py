@@ -29,6 +29,7 @@ import datetime
 import yaml
 
 from epa_chain.hot import files
+from epa_chain.hot import safe_yaml
 from epa_chain.validation import findings
 
 RULE = 'HEAT-COMPAT'
@@ -52,8 +53,8 @@ def check(template_set):
         if path in documents or not path.endswith(files.TEMPLATE_SUFFIXES):
             continue
         try:
-            document = yaml.safe_load(text)
-        except yaml.YAMLError:
+            document = safe_yaml.parse(text, template_set.display_path(path))
+        except safe_yaml.InputError:
             continue    # not ours to report: Heat's own parse does
         if files.is_template(document):
             documents[path] = document
