@@ -69,6 +69,7 @@ def run(args):
               % ', '.join(missing), file=sys.stderr)
         return 2
     try:
+        _plain_name(args.output)
         outputs.check_file(args.output, OUTPUT_OPTION, allow_stdout=True)
         _not_an_input(args.output, args.template, args.inputs)
     except ValueError as exc:
@@ -122,6 +123,18 @@ def run(args):
                   '' if len(errors_found) == 1 else 's'), file=sys.stderr)
         return 1
     return 0
+
+
+def _plain_name(output):
+    """Refuse a name with a newline or another control character.
+
+    Such a name is a slip (a pasted line end), and a file named so would
+    sit unnoticed beside the one meant: /dev/null<newline>, say.
+    """
+    if not output.isprintable():
+        raise outputs.OutputError(
+            '%s %s: the name holds a control character (a newline?); give '
+            'a plain file name' % (OUTPUT_OPTION, safe_yaml.escape(output)))
 
 
 def _not_an_input(output, *inputs):

@@ -462,6 +462,9 @@ TRANSLATE_CASES = {
     'output_replacing_the_template': case(
         lambda s: translate(s.tosca(), output=s.tosca()), 2, '-o',
         'pvp.yaml'),
+    'output_name_with_a_newline': case(
+        lambda s: translate(s.tosca(), output=s.out('o.yaml\n')), 2,
+        '-o', 'o.yaml\\n', 'control character'),
     'output_empty': case(
         lambda s: translate(s.tosca(), output=''), 2, '-o'),
     'tosca_named_like_an_option': case(
