@@ -214,7 +214,7 @@ function configure_keystone {
 # The clouds.yaml entry every later step (and the user) works with: it
 # holds the admin password, so it is root's alone (0600).
 function clouds_yaml_write {
-    python3 - "$CLOUD_NAME" "$KEYSTONE_URL" "$(secret_file admin)" "$CLOUD_REGION" <<'EOF'
+    "$SYSTEM_PYTHON" - "$CLOUD_NAME" "$KEYSTONE_URL" "$(secret_file admin)" "$CLOUD_REGION" <<'EOF'
 import os, sys
 import yaml
 name, url, secret, region = sys.argv[1:]
@@ -242,7 +242,7 @@ EOF
 }
 
 function clouds_yaml_remove {
-    python3 - "$CLOUD_NAME" <<'EOF'
+    "$SYSTEM_PYTHON" - "$CLOUD_NAME" <<'EOF'
 import os, sys
 import yaml
 path = '/etc/openstack/clouds.yaml'
@@ -279,7 +279,7 @@ function os_set_passwords {
     for entry in "$@"; do
         args+=("${entry%:*}:$(secret_file "${entry##*:}")")
     done
-    python3 - "$CLOUD_NAME" "${args[@]}" <<'EOF'
+    "$SYSTEM_PYTHON" - "$CLOUD_NAME" "${args[@]}" <<'EOF'
 import sys
 import openstack
 conn = openstack.connect(cloud=sys.argv[1])
@@ -300,7 +300,8 @@ function register_services {
     state_recall services-registered > /dev/null && return 0
     os_openstack project create --or-show --domain default service > /dev/null
     for user in glance placement nova neutron heat; do
-        os_openstack user create --or-show --domain default "$user" > /dev/null
+        # The password comes next, from its file (the client warns).
+        os_openstack user create --or-show --domain default "$user" > /dev/null 2>&1
         os_openstack role add --project service --user "$user" admin
         passwords+=("default:$user:service-$user")
     done
@@ -312,7 +313,7 @@ function register_services {
     _service_endpoint cloudformation heat-cfn "http://$CLOUD_HOST:8000/v1"
     # Heat's stack domain and roles.
     os_openstack domain create --or-show heat > /dev/null
-    os_openstack user create --or-show --domain heat heat_domain_admin > /dev/null
+    os_openstack user create --or-show --domain heat heat_domain_admin > /dev/null 2>&1
     passwords+=("heat:heat_domain_admin:heat-domain-admin")
     os_set_passwords "${passwords[@]}"
     os_openstack role add --domain heat --user-domain heat --user heat_domain_admin admin

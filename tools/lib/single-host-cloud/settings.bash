@@ -12,6 +12,9 @@ CLOUD_REGION=RegionOne
 CLOUD_HOST=127.0.0.1
 KEYSTONE_URL=http://$CLOUD_HOST:5000/v3
 CLOUD_VIRT_TYPE=${EPA_CHAIN_CLOUD_VIRT_TYPE:-}
+# The distribution's Python, with the openstack SDK and PyYAML the
+# packages bring (not whatever python3 comes first on PATH).
+SYSTEM_PYTHON=/usr/bin/python3
 
 # The management network the templates default to (management_network:
 # private): a VLAN of its own physnet, reached from this host through an
