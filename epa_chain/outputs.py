@@ -17,7 +17,9 @@ until checked: a file is written to a temporary file beside it and renamed
 over it, which would replace a device node or a symbolic link (and what it
 points to stays untouched, but the link is gone). Only a regular file, or
 nothing, may be replaced. Every check runs before the work that produces
-the output, so a campaign of an hour never ends in "cannot write".
+the output, so a campaign of an hour never ends in "cannot write", and a
+check creates nothing: refused input leaves no directory behind. Missing
+directories are made when the output is written (make_directory).
 """
 
 import os
@@ -36,8 +38,9 @@ def check_file(path, option, allow_stdout=False):
     """Refuse an output file we could not or must not write; the path.
 
     '-' means standard output where the option allows it. The directory
-    must exist or be creatable, and writable; an existing path must be a
-    regular file (not a directory, device, FIFO, socket or symbolic link).
+    must exist or be creatable (check_directory), and an existing path must
+    be a regular file (not a directory, device, FIFO, socket or symbolic
+    link).
     """
     if path == STDOUT and allow_stdout:
         return path
@@ -64,29 +67,41 @@ def check_file(path, option, allow_stdout=False):
 
 
 def check_directory(path, option, shown=None):
-    """Create a directory to write in (and its parents) and probe it."""
+    """Refuse a directory to write in that could not be made or written.
+
+    Nothing is created: the nearest existing ancestor must be a directory
+    we can write in (where the missing ones will be made).
+    """
     shown = shown or path
     if not path:
         raise OutputError('%s: an empty path; give a directory' % option)
     _check_characters(path, option)
-    try:
-        os.makedirs(path, exist_ok=True)
-    except FileExistsError:
+    existing = os.path.abspath(path)
+    while not os.path.lexists(existing):
+        existing = os.path.dirname(existing)
+    if not os.path.isdir(existing):
         raise OutputError('%s %s: %s exists and is not a directory; give '
-                          'another path' % (option, shown, path))
-    except OSError as error:
-        raise OutputError('%s %s: cannot create %s: %s; give a directory '
-                          'you can write' % (option, shown, path,
-                                             _reason(error)))
+                          'another path' % (option, shown, existing))
     try:
         # The only true test of writability (read-only file systems,
         # ACLs, root): create and remove a file there.
-        with tempfile.TemporaryFile(dir=path):
+        with tempfile.TemporaryFile(dir=existing):
             pass
     except OSError as error:
         raise OutputError('%s %s: cannot write in %s: %s; give a directory '
-                          'you can write' % (option, shown, path,
+                          'you can write' % (option, shown, existing,
                                              _reason(error)))
+    return path
+
+
+def make_directory(path, option):
+    """Create a checked directory (and its parents) when output is due."""
+    check_directory(path, option)
+    try:
+        os.makedirs(path, exist_ok=True)
+    except OSError as error:
+        raise OutputError('%s %s: cannot create it: %s; give a directory '
+                          'you can write' % (option, path, _reason(error)))
     return path
 
 
@@ -107,7 +122,8 @@ def write_with(path, write, option):
     never see half a file.
     """
     check_file(path, option)
-    directory = os.path.dirname(os.path.abspath(path))
+    directory = make_directory(os.path.dirname(os.path.abspath(path)),
+                               option)
     handle, temporary = tempfile.mkstemp(
         dir=directory, prefix='.%s-' % os.path.basename(path))
     try:
@@ -125,8 +141,11 @@ def write_with(path, write, option):
 
 
 def _check_characters(path, option):
-    if '\0' in path:
-        raise OutputError('%s %r: a path cannot hold a NUL byte; give '
+    # A newline or an escape in a file name breaks every one-line message
+    # and log that names it; NUL cannot be in a path at all.
+    if any(ord(character) < 0x20 or ord(character) == 0x7f
+           for character in path):
+        raise OutputError('%s %r: a path with a control character; give '
                           'another path' % (option, path))
 
 

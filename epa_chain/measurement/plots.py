@@ -145,7 +145,6 @@ def render(document, out_dir, option=OPTION):
 
     `option` names `out_dir` in an outputs.OutputError.
     """
-    outputs.check_directory(out_dir, option)
     # Every histogram decoded first: one that is not fails before any
     # plot is written.
     for case in document['cases']:
@@ -153,6 +152,7 @@ def render(document, out_dir, option=OPTION):
                                                    {}).values():
             if summary and summary['hdr_delay_ns']:
                 latency.decode_histogram(summary['hdr_delay_ns'])
+    outputs.make_directory(out_dir, option)
     paths = []
     if any(case['search'] for case in document['cases']):
         paths.append(throughput_plot(

@@ -129,8 +129,8 @@ class TestMeasureAndReport(testtools.TestCase):
                              plots)
         self.assertEqual(2, code)
         self.assertEqual(
-            'epa-chain report: --plots %s: cannot create %s: Not a '
-            'directory; give a directory you can write\n' % (plots, plots),
+            'epa-chain report: --plots %s: %s exists and is not a '
+            'directory; give another path\n' % (plots, self.path('a-file')),
             err)
         self.assertEqual('', out)   # no half report before the error
 

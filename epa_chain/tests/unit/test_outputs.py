@@ -30,10 +30,13 @@ class TestCheckFile(testtools.TestCase):
     def path(self, name):
         return os.path.join(self.directory, name)
 
-    def test_a_new_file_in_a_new_directory_is_accepted(self):
+    def test_a_new_file_in_a_new_directory_is_accepted_not_made(self):
         target = self.path('a/b/out.json')
         self.assertEqual(target, outputs.check_file(target, '--json'))
-        self.assertTrue(os.path.isdir(self.path('a/b')))
+        # A check creates nothing; the write makes the directories.
+        self.assertFalse(os.path.exists(self.path('a')))
+        outputs.write_text(target, '{}', '--json')
+        self.assertTrue(os.path.isfile(target))
 
     def test_an_existing_regular_file_is_accepted(self):
         target = self.path('out.json')
@@ -97,11 +100,15 @@ class TestCheckFile(testtools.TestCase):
         self.assertRaisesRegex(outputs.OutputError, 'cannot',
                                outputs.check_file, target, '--json')
 
-    def test_a_nul_byte_is_refused_naming_the_option(self):
-        self.assertRaisesRegex(outputs.OutputError, '^--json .*NUL byte',
-                               outputs.check_file, 'a\0b', '--json')
-        self.assertRaisesRegex(outputs.OutputError, '^--plots .*NUL byte',
-                               outputs.check_directory, 'a\0b', '--plots')
+    def test_control_characters_are_refused_naming_the_option(self):
+        for name in ('a\0b', 'null\n', 'x\x1b[2Jy', 'del\x7f'):
+            self.assertRaisesRegex(
+                outputs.OutputError, '^--json .*control character',
+                outputs.check_file, self.path(name), '--json')
+            self.assertRaisesRegex(
+                outputs.OutputError, '^--plots .*control character',
+                outputs.check_directory, self.path(name), '--plots')
+        self.assertEqual([], os.listdir(self.directory))
 
     def test_an_empty_path_is_refused(self):
         self.assertRaisesRegex(outputs.OutputError, 'empty path',
