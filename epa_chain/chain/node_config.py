@@ -36,7 +36,7 @@ import dataclasses
 import re
 import typing
 
-import yaml
+from epa_chain import safe_yaml
 
 SCHEMA_VERSION = 1
 ROLES = ('vnf', 'generator')
@@ -125,9 +125,10 @@ def parse_user_data(user_data):
     if not isinstance(user_data, str) or not user_data.strip():
         raise NodeConfigError('user_data', 'empty')
     try:
-        document = yaml.safe_load(user_data)
-    except yaml.YAMLError as exc:
-        raise NodeConfigError('user_data', 'not YAML: %s' % exc)
+        # The package's one loader: no alias bomb, no endless nesting.
+        document = safe_yaml.parse(user_data, 'user_data')
+    except safe_yaml.InputError as exc:
+        raise NodeConfigError('user_data', exc.message)
     if not isinstance(document, dict) or 'epa_chain' not in document:
         raise NodeConfigError('user_data', 'no epa_chain key')
     return from_dict(document['epa_chain'])

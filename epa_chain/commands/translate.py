@@ -33,9 +33,9 @@ import os
 import sys
 import tempfile
 
-from epa_chain.hot import safe_yaml
 from epa_chain.hot import tree
 from epa_chain import outputs
+from epa_chain import safe_yaml
 
 OUTPUT_OPTION = '-o'
 

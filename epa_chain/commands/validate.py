@@ -32,8 +32,8 @@ import os
 import sys
 import time
 
-from epa_chain.hot import safe_yaml
 from epa_chain.hot import tree
+from epa_chain import safe_yaml
 
 
 def add_arguments(parser):

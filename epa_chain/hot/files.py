@@ -38,8 +38,8 @@ from heatclient.common import template_format
 from heatclient.common import template_utils
 from heatclient.common import utils as heat_utils
 
-from epa_chain.hot import safe_yaml
 from epa_chain.hot import tree as tree_mod
+from epa_chain import safe_yaml
 
 ENVIRONMENT_SECTIONS = frozenset(environment_format.SECTIONS)
 # The sections Heat takes as lists; the others are mappings.

@@ -22,7 +22,7 @@ import os
 import site
 import sys
 
-from epa_chain.hot import safe_yaml
+from epa_chain import safe_yaml
 
 TEMPLATE = 'chain.yaml'
 # Chain length -> preset family; the presets differ in segments (and the

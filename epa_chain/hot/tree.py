@@ -33,7 +33,7 @@ host, ...) is never fetched.
 import os
 from urllib import parse as urlparse
 
-from epa_chain.hot import safe_yaml
+from epa_chain import safe_yaml
 
 ALLOW_OPTION = '--allow-files-outside'
 URL_FIX = ('download the file next to the one that uses it and name it by '

@@ -14,7 +14,7 @@
 
 import dataclasses
 
-from epa_chain.hot import safe_yaml
+from epa_chain import safe_yaml
 
 
 @dataclasses.dataclass(frozen=True)

@@ -26,8 +26,8 @@ import contextlib
 import os
 from urllib import parse as urlparse
 
-from epa_chain.hot import safe_yaml
 from epa_chain.hot import tree as tree_mod
+from epa_chain import safe_yaml
 
 WHAT = 'TOSCA import'
 # tosca-parser follows imports recursively.

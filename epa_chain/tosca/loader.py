@@ -28,7 +28,7 @@ import re
 import threading
 import typing
 
-from epa_chain.hot import safe_yaml
+from epa_chain import safe_yaml
 from epa_chain.tosca import errors
 from epa_chain.tosca import imports
 

@@ -24,7 +24,7 @@ still takes the same inputs as parameters.
 import dataclasses
 import typing
 
-from epa_chain.hot import safe_yaml
+from epa_chain import safe_yaml
 from epa_chain.tosca import errors
 
 CHAIN_NODE = 'epa_chain.nodes.ChainNode'

@@ -31,7 +31,7 @@ import typing
 
 import yaml
 
-from epa_chain.hot import safe_yaml
+from epa_chain import safe_yaml
 from epa_chain.tosca import errors
 from epa_chain.tosca import loader
 from epa_chain.tosca import model

@@ -25,7 +25,7 @@ import re
 
 from epa_chain.hot import files
 from epa_chain.hot import offline
-from epa_chain.hot import safe_yaml
+from epa_chain import safe_yaml
 from epa_chain.validation import findings
 
 _NESTED = re.compile(r'^(?P<name>[^<]+)<(?P<url>[^>]+)>$')

@@ -29,7 +29,7 @@ import datetime
 import yaml
 
 from epa_chain.hot import files
-from epa_chain.hot import safe_yaml
+from epa_chain import safe_yaml
 from epa_chain.validation import findings
 
 RULE = 'HEAT-COMPAT'

@@ -21,7 +21,7 @@ from epa_chain.validation import heat_errors
 from epa_chain.validation import heat_releases
 from epa_chain.validation import rules
 
-# A file not read: missing, unreadable, refused (hot/safe_yaml, hot/tree).
+# A file not read: missing, unreadable, refused (safe_yaml, hot/tree).
 LOAD = 'LOAD'
 
 

@@ -34,7 +34,7 @@ import tempfile
 import testtools
 
 from epa_chain import cli
-from epa_chain.hot import safe_yaml
+from epa_chain import safe_yaml
 from epa_chain.tests import repo
 from epa_chain.tests.unit import test_template_inputs as inputs
 from epa_chain.tests.unit import tosca_cases

@@ -12,7 +12,7 @@
 
 """Template inputs are what they say: read safely, from their own tree.
 
-hot/safe_yaml.py reads every file a user gives (size, kind, encoding,
+safe_yaml.py reads every file a user gives (size, kind, encoding,
 aliases, depth); hot/tree.py keeps what a template pulls in inside its
 directory tree and fetches nothing; hot/files.py follows a template set's
 references as heatclient does, checking each before anything reads it.
@@ -34,7 +34,7 @@ import testtools
 from heatclient.common import template_utils
 
 from epa_chain.hot import files
-from epa_chain.hot import safe_yaml
+from epa_chain import safe_yaml
 from epa_chain.tests import repo
 from epa_chain.tests.unit import tosca_cases
 

@@ -553,13 +553,17 @@ class TestImageDependencies(testtools.TestCase):
         self.assertEqual('', result.stdout.strip())
 
     def test_runtime_needs_only_the_packages_the_image_gets(self):
-        # diskimage-elements/epa-chain-runtime copies these packages only.
+        # diskimage-elements/epa-chain-runtime copies these packages and
+        # modules only.
         element = os.path.join(
             fixtures.TOP, 'diskimage-elements', 'epa-chain-runtime',
             'extra-data.d', '50-epa-chain-runtime-source')
         with open(element) as stream:
-            copied = re.search(r'^packages=\((.*)\)$', stream.read(),
-                               re.M).group(1).split()
+            text = stream.read()
+        copied = re.search(r'^packages=\((.*)\)$', text, re.M).group(1).split()
+        # and the top-level modules it names, as module names.
+        copied += [name[:-len('.py')] for name in re.search(
+            r'^modules=\((.*)\)$', text, re.M).group(1).split()]
         script = (
             'import sys\n'
             'import epa_chain.vnf_runtime.__main__\n'
