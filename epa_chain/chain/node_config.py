@@ -36,13 +36,13 @@ import dataclasses
 import re
 import typing
 
+from epa_chain.chain import directions as chain_directions
 from epa_chain import safe_yaml
 
 SCHEMA_VERSION = 1
 ROLES = ('vnf', 'generator')
 ENGINES = ('prox', 'testpmd')
 PORT_NAMES = ('left', 'right')
-DIRECTIONS = ('forward', 'reverse')
 MAC_RE = re.compile(r'^[0-9a-f]{2}(:[0-9a-f]{2}){5}$')
 # PROX's `latency bucket size` (log2 TSC cycles): it raises anything below
 # 11; 30 is about 0.4 s a bucket at 2.6 GHz.
@@ -209,7 +209,7 @@ def _flows(data, ports):
         if not isinstance(item, dict):
             raise NodeConfigError(field, 'must be a map')
         direction = item.get('direction')
-        if direction not in DIRECTIONS:
+        if direction not in chain_directions.DIRECTIONS:
             raise NodeConfigError(field + '.direction',
                                   'must be forward or reverse')
         rx, tx = item.get('rx_port'), item.get('tx_port')

@@ -27,6 +27,7 @@ import functools
 import logging
 import time
 
+from epa_chain.chain import directions as chain_directions
 from epa_chain.cloud import budget as budget_mod
 from epa_chain.cloud import hop_check
 from epa_chain.cloud import options as opts
@@ -63,7 +64,7 @@ def build_campaign(options, frame_size, flows, direction, chain_length,
         {name: getattr(options, name)
          for name in campaign_options.conf_defaults()})
     values.update(frame_sizes=[frame_size], flow_counts=[flows],
-                  directions=campaign_options.parse_direction(direction),
+                  directions=chain_directions.parse(direction),
                   results_dir=partial_dir, chain_length=chain_length)
     try:
         return campaign.Campaign(**values)
@@ -137,7 +138,7 @@ class ChainBenchmark:
         options = self.options
         with self.generator_factory(endpoint) as generator:
             checked = hop_check.check(
-                generator, campaign_options.parse_direction(direction),
+                generator, chain_directions.parse(direction),
                 outputs, load_fraction=options.hop_check_load_fraction,
                 max_loss_ratio=options.hop_check_max_loss_ratio,
                 attempts=options.hop_check_attempts, sleep=self.sleep)
@@ -197,7 +198,7 @@ class ChainBenchmark:
     def run(self, stack_name, chain_length, direction):
         self.check_plans(chain_length, direction)
         self.budget.check(self.options,
-                          campaign_options.parse_direction(direction))
+                          chain_directions.parse(direction))
         resolved = stack_mod.resolve(stack_name, self.options, chain_length,
                                      direction)
         outputs = self.deploy(stack_name, chain_length, direction, resolved)

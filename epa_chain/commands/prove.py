@@ -37,13 +37,13 @@ import re
 import sys
 import time
 
+from epa_chain.chain import directions as chain_directions
 from epa_chain.chain import readiness as node_readiness
 from epa_chain.cloud import benchmark
 from epa_chain.cloud import hop_check
 from epa_chain.cloud import openstack_cli
 from epa_chain.cloud import ovs_hops
 from epa_chain.cloud import readiness
-from epa_chain.measurement import options as campaign_options
 from epa_chain.measurement import trial
 from epa_chain import outputs
 
@@ -226,7 +226,7 @@ def run(args):
         proof['ready_after_s'] = _wait_ready(cli, nodes, args.ready_timeout)
         _say('every server is ready; generator at %s:%s'
              % (endpoint['host'], endpoint['port']))
-        directions = campaign_options.parse_direction(
+        directions = chain_directions.parse(
             'bi' if stack_outputs.get('reverse_chain') else 'uni')
         proof['directions'] = []
         with benchmark.prox_generator(endpoint) as generator:

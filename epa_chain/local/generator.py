@@ -38,6 +38,7 @@ import dataclasses
 import json
 import re
 
+from epa_chain.chain import directions as chain_directions
 from epa_chain.chain import learning_frame
 from epa_chain.local.traffic import frames
 from epa_chain.local.traffic import netns as netns_lib
@@ -168,10 +169,10 @@ class LocalGenerator(trial.Generator):
         self.streams = {}
         for item in _items('streams', streams):
             stream = _coerce(Stream, item, 'streams')
-            if stream.direction not in trial.DIRECTIONS:
+            if stream.direction not in chain_directions.DIRECTIONS:
                 raise _option_error('streams[].direction', stream.direction,
                                     'choose one of %s'
-                                    % ', '.join(trial.DIRECTIONS))
+                                    % ', '.join(chain_directions.DIRECTIONS))
             if stream.direction in self.streams:
                 raise _option_error('streams[].direction', stream.direction,
                                     'one stream per direction')
@@ -316,7 +317,8 @@ class LocalGenerator(trial.Generator):
                 UNSUPPORTED_TRIAL, 'no stream for direction %s; this '
                 'generator has %s' % (', '.join(missing),
                                       ', '.join(self.streams)))
-        return [self.streams[d] for d in trial.DIRECTIONS if d in directions]
+        return [self.streams[d] for d in chain_directions.DIRECTIONS
+                if d in directions]
 
     def _stream_frames(self, stream, frame_size, flows, tag):
         key = (stream.direction, frame_size.mix, flows)
@@ -337,8 +339,8 @@ class LocalGenerator(trial.Generator):
         planned = []
         built = []
         for stream in streams:
-            tag = frames.stream_tag(trial_index,
-                                    trial.DIRECTIONS.index(stream.direction))
+            index = chain_directions.DIRECTIONS.index(stream.direction)
+            tag = frames.stream_tag(trial_index, index)
             planned.append(results.PlannedStream(
                 stream.direction, tag, planned_frames or schedule.total))
             built.append(self._stream_frames(stream, frame_size, flows, tag))

@@ -49,6 +49,7 @@ import subprocess
 import time
 import typing
 
+from epa_chain.chain import directions as chain_directions
 from epa_chain.chain import learning_frame
 from epa_chain.local.traffic import netns as netns_lib
 from epa_chain.measurement import trial
@@ -238,7 +239,7 @@ def setup(plan_generator, cpus,
     order = sorted(lat_refs, key=lambda d: (lat_refs[d][0].core,
                                             lat_refs[d][0].task))
     directions = []
-    for direction in gen_config.DIRECTIONS:
+    for direction in chain_directions.DIRECTIONS:
         if direction not in gen_refs:
             continue
         (gen, tx), (lat, rx) = gen_refs[direction], lat_refs[direction]

@@ -31,27 +31,13 @@ import dataclasses
 import math
 import typing
 
+from epa_chain.chain import directions
 from epa_chain.measurement import trial
 
 # Front ends: the two commands and the Tempest plugin.
 MEASURE = 'measure'
 LOCAL = 'local'
 TEMPEST = 'tempest'
-
-UNIDIRECTIONAL = ('forward',)
-BIDIRECTIONAL = ('forward', 'reverse')
-# Every spelling in use: the command line's uni/bi, the Tempest
-# scenarios' words, the presets' suffixes and the results files' lists.
-DIRECTION_SPELLINGS = {
-    'uni': UNIDIRECTIONAL, 'unidir': UNIDIRECTIONAL,
-    'unidirectional': UNIDIRECTIONAL, 'forward': UNIDIRECTIONAL,
-    'bi': BIDIRECTIONAL, 'bidir': BIDIRECTIONAL,
-    'bidirectional': BIDIRECTIONAL, 'forward,reverse': BIDIRECTIONAL,
-}
-DIRECTION_WORDS = {UNIDIRECTIONAL: 'unidirectional',
-                   BIDIRECTIONAL: 'bidirectional'}
-DIRECTION_HELP = ('uni (or unidir, unidirectional, forward) or bi (or '
-                  'bidir, bidirectional, forward,reverse)')
 
 # (name, description) of every throughput search (measurement/searches).
 METHODS = (
@@ -82,27 +68,6 @@ class FieldError(ValueError):
         self.field = field
         self.value = value
         self.fix = fix
-
-
-def parse_direction(value):
-    """('forward',) or ('forward', 'reverse') from any spelling in use.
-
-    Accepts uni/bi, unidir/bidir, unidirectional/bidirectional (any case)
-    and the internal tuples themselves.
-    """
-    if isinstance(value, str):
-        key = ','.join(part.strip() for part in value.lower().split(','))
-    else:
-        key = ','.join(value or ())
-    try:
-        return DIRECTION_SPELLINGS[key]
-    except KeyError:
-        raise ValueError('give %s' % DIRECTION_HELP) from None
-
-
-def direction_word(directions):
-    """'unidirectional' or 'bidirectional'."""
-    return DIRECTION_WORDS[parse_direction(directions)]
 
 
 def split_frame_sizes(text):
@@ -215,9 +180,9 @@ def _check_flows(field, values):
 
 def _check_directions(field, value):
     try:
-        return parse_direction(value)
+        return directions.parse(value)
     except ValueError:
-        raise FieldError(field, value, 'give %s' % DIRECTION_HELP) from None
+        raise FieldError(field, value, 'give %s' % directions.HELP) from None
 
 
 def _check_goals(field, goals):
@@ -381,10 +346,11 @@ TABLE = (
            show=lambda flows: ','.join(str(f) for f in flows),
            conf='flow_counts', from_conf=_plain, to_conf=list,
            item_low=1, check_list=_check_flows, metavar='N,...'),
-    Option('directions', '--direction', UNIDIRECTIONAL,
-           'traffic directions: ' + DIRECTION_HELP, 'list',
-           parse=parse_direction,
-           show=lambda d: 'bi' if parse_direction(d) == BIDIRECTIONAL
+    Option('directions', '--direction', directions.UNIDIRECTIONAL,
+           'traffic directions: ' + directions.HELP, 'list',
+           parse=directions.parse,
+           show=lambda d: 'bi' if directions.parse(d) ==
+           directions.BIDIRECTIONAL
            else 'uni', local=False, check_list=_check_directions,
            metavar='uni|bi'),
     Option('chain_length', '--chain-length', None,

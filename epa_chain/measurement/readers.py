@@ -16,7 +16,7 @@ A results document (schema epa-chain/results/1, measurement/results.py)
 is plain JSON; these give back its frame sizes, goals and figures.
 """
 
-from epa_chain.measurement import options
+from epa_chain.chain import directions as chain_directions
 from epa_chain.measurement import trial
 
 
@@ -30,7 +30,7 @@ def frame_size_of(case):
 
 def direction_word(directions):
     """'Unidirectional' or 'Bidirectional', for titles."""
-    return options.direction_word(directions).capitalize()
+    return chain_directions.word(directions).capitalize()
 
 
 def throughput_figures(case, goal, link_bps):

@@ -26,9 +26,9 @@ import abc
 import dataclasses
 import typing
 
+from epa_chain.chain import directions as chain_directions
 from epa_chain.chain import wire
 
-DIRECTIONS = ('forward', 'reverse')
 # Seed 002 (EANTC): 64, 570 and 1518 byte frames in the ratio 7:4:1.
 IMIX_EANTC = ((64, 7), (570, 4), (1518, 1))
 
@@ -124,9 +124,10 @@ class TrafficProfile:
     def __post_init__(self):
         if self.flows < 1:
             raise ValueError('flows must be >= 1')
-        if not self.directions or set(self.directions) - set(DIRECTIONS):
+        if not self.directions or set(self.directions) - set(
+                chain_directions.DIRECTIONS):
             raise ValueError('directions must be a subset of %s'
-                             % (DIRECTIONS,))
+                             % (chain_directions.DIRECTIONS,))
 
 
 @dataclasses.dataclass(frozen=True)

@@ -68,10 +68,10 @@ import dataclasses
 import re
 import typing
 
+from epa_chain.chain import directions as chain_directions
 from epa_chain.chain import node_config as node_config_module
 from epa_chain.prox import traffic
 
-DIRECTIONS = node_config_module.DIRECTIONS
 PORT_NAMES = node_config_module.PORT_NAMES
 DEFAULT_LATENCY_BUCKET_SHIFT = 12
 DEFAULT_ACCURACY_LIMIT_NS = 1000000
@@ -149,9 +149,9 @@ class GeneratorLayout:
     def __post_init__(self):
         names = [d.direction for d in self.directions]
         if not names or len(set(names)) != len(names) or (
-                set(names) - set(DIRECTIONS)):
+                set(names) - set(chain_directions.DIRECTIONS)):
             raise ValueError('layout directions must be distinct, from %s, '
-                             'not %s' % (DIRECTIONS, names))
+                             'not %s' % (chain_directions.DIRECTIONS, names))
         gens = [d.gen for d in self.directions]
         if len(set(gens)) != len(gens):
             raise ValueError('two directions share a gen task')
@@ -236,12 +236,13 @@ class GeneratorLayout:
                              % (exc, data))
 
     @classmethod
-    def standard(cls, cores, directions=DIRECTIONS, left_port=0,
-                 right_port=1, shared_lat_core=False, compact=False,
-                 **options):
+    def standard(cls, cores, directions=chain_directions.DIRECTIONS,
+                 left_port=0, right_port=1, shared_lat_core=False,
+                 compact=False, **options):
         """The layout render() writes for `cores` and `directions`."""
         cores = list(cores)
-        directions = [d for d in DIRECTIONS if d in directions]
+        directions = [d for d in chain_directions.DIRECTIONS
+                      if d in directions]
         needed = cores_needed(len(directions), shared_lat_core, compact)
         if len(cores) < needed:
             raise ValueError('%d directions need %d cores (master, %s), '

@@ -56,6 +56,7 @@ import json
 import math
 import time
 
+from epa_chain.chain import directions as chain_directions
 from epa_chain.measurement import guards
 from epa_chain.measurement import trial
 from epa_chain.prox import client as prox_client
@@ -250,7 +251,7 @@ class ProxGenerator(trial.Generator):
                 raise trial.GeneratorError(LAYOUT_MISMATCH, problem)
             return layout
         problems = []
-        for directions in (gen_config.DIRECTIONS, ('forward',)):
+        for directions in (chain_directions.DIRECTIONS, ('forward',)):
             cores = list(range(2 + len(directions)))
             candidate = gen_config.GeneratorLayout.standard(cores,
                                                             directions)

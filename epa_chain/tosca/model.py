@@ -24,6 +24,7 @@ still takes the same inputs as parameters.
 import dataclasses
 import typing
 
+from epa_chain.chain import directions as chain_directions
 from epa_chain import safe_yaml
 from epa_chain.tosca import errors
 
@@ -34,7 +35,6 @@ PROVIDER_SEGMENT = 'epa_chain.nodes.ProviderSegment'
 EXISTING_NETWORK = 'epa_chain.nodes.ExistingNetwork'
 SECURITY_GROUP_RULE = 'tosca.policies.nfv.SecurityGroupRule'
 RECEIVES_FROM = 'epa_chain.relationships.ReceivesFrom'
-DIRECTIONS = ('forward', 'reverse')
 SIDES = ('left', 'right')
 EXTRA_SPECS_FIELD = ('capabilities.virtual_compute.properties.'
                      'compute_requirements.nova_extra_specs')
@@ -387,7 +387,7 @@ class _Builder:
             extra_specs=self._extra_specs(template),
             external_next_hop={},
             latency_bucket_shift=prop('latency_bucket_shift'))
-        for direction in DIRECTIONS:
+        for direction in chain_directions.DIRECTIONS:
             mac = prop('%s_next_hop_mac' % direction)
             if mac not in (None, ''):
                 node.external_next_hop[direction] = mac
@@ -480,7 +480,7 @@ class _Builder:
             mac = self.hot(props.get('mac_address'), name,
                            'properties.mac_address')
             port.mac_address = None if mac == '' else mac
-            for direction in DIRECTIONS:
+            for direction in chain_directions.DIRECTIONS:
                 senders = _targets(template, '%s_from' % direction)
                 if senders:
                     port.receives_from[direction] = senders[0]
@@ -556,7 +556,7 @@ class _Builder:
         for node in nodes.values():
             bidirectional = self.model.resolve(node.direction) != (
                 'unidirectional')
-            for direction in DIRECTIONS:
+            for direction in chain_directions.DIRECTIONS:
                 if (node.node, direction) in targeted or (
                         direction in node.external_next_hop):
                     continue
@@ -583,7 +583,7 @@ class _Builder:
             return
         if generators:
             return
-        for direction in DIRECTIONS:
+        for direction in chain_directions.DIRECTIONS:
             fed = {p.server for p in self.model.ports.values()
                    if p.receives_from.get(direction)}
             entries = [n.node for n in self.model.nodes.values()

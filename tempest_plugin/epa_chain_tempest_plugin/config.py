@@ -21,11 +21,11 @@ writes them with iniset at test-config.
 from oslo_config import cfg
 from oslo_config import types
 
+from epa_chain.chain import directions as chain_directions
 from epa_chain.measurement import options as campaign_options
 
 # The scenarios' directions, as their names spell them.
-DIRECTIONS = tuple(campaign_options.DIRECTION_WORDS[d] for d in (
-    campaign_options.UNIDIRECTIONAL, campaign_options.BIDIRECTIONAL))
+DIRECTION_WORDS = tuple(chain_directions.WORDS.values())
 
 service_available_group = cfg.OptGroup(
     name='service_available', title='Available OpenStack Services')
@@ -177,8 +177,8 @@ EpaChainGroup = [
                      '2 (PVVP), 3 (the vE-CPE chain). Scenarios for other '
                      'lengths skip.'),
     cfg.ListOpt('directions',
-                item_type=types.String(choices=DIRECTIONS),
-                default=list(DIRECTIONS),
+                item_type=types.String(choices=DIRECTION_WORDS),
+                default=list(DIRECTION_WORDS),
                 help='Traffic directions to benchmark. Scenarios for other '
                      'directions skip.'),
     # ---- How to measure --------------------------------------------------

@@ -31,6 +31,7 @@ import time
 
 import testtools
 
+from epa_chain.chain import directions as chain_directions
 from epa_chain.chain import learning_frame
 from epa_chain import generators
 from epa_chain.local import generator as local
@@ -54,8 +55,8 @@ def _skip_reason():
     return None
 
 
-def spec(load, duration, directions=trial.DIRECTIONS, size='64', flows=1,
-         latency=True):
+def spec(load, duration, directions=chain_directions.DIRECTIONS, size='64',
+         flows=1, latency=True):
     profile = trial.TrafficProfile(
         frame_size=trial.FrameSize.parse(size), flows=flows,
         directions=directions)

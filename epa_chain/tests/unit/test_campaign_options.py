@@ -30,6 +30,7 @@ import tempfile
 
 import testtools
 
+from epa_chain.chain import directions as chain_directions
 from epa_chain import cli
 from epa_chain.cloud import benchmark
 from epa_chain.cloud import options as opts
@@ -176,13 +177,13 @@ class DirectionTest(testtools.TestCase):
     def test_every_spelling_in_use(self):
         for text in ('uni', 'unidir', 'unidirectional', 'Unidirectional',
                      'forward', ('forward',), ['forward']):
-            self.assertEqual(('forward',), options.parse_direction(text))
+            self.assertEqual(('forward',), chain_directions.parse(text))
         for text in ('bi', 'bidir', 'bidirectional', 'forward,reverse',
                      'forward, reverse', ('forward', 'reverse')):
             self.assertEqual(('forward', 'reverse'),
-                             options.parse_direction(text))
+                             chain_directions.parse(text))
         for text in ('sideways', 'reverse', ('reverse', 'forward'), ()):
-            self.assertRaises(ValueError, options.parse_direction, text)
+            self.assertRaises(ValueError, chain_directions.parse, text)
 
     def test_one_form_everywhere(self):
         self.assertEqual(('forward', 'reverse'), measure.build_plan(parse(

@@ -26,6 +26,7 @@ import time
 import fixtures
 import testtools
 
+from epa_chain.chain import directions as chain_directions
 from epa_chain import generators
 from epa_chain.local import generator as local
 from epa_chain.local.traffic import netns
@@ -144,7 +145,7 @@ def stream_report(rx, planned, direction='forward', sample_cap=100):
 def reports(tx=(1000,), rx=(1000,), first=10.0, last=10.999, rate=1000.0,
             cut_off=False, dropped=0):
     planned = [results.PlannedStream(d, tag, 1000) for d, tag in
-               zip(trial.DIRECTIONS, (8, 9))][:len(tx)]
+               zip(chain_directions.DIRECTIONS, (8, 9))][:len(tx)]
     sent = {'tx': list(tx), 'first': first, 'last': last,
             'started_at': 1.7e9, 'cut_off': cut_off, 'retries': 0,
             'error': None, 'rate_fps': rate}
@@ -163,7 +164,7 @@ class TestAssemble(testtools.TestCase):
     def test_result_on_schedule(self):
         planned, sent, received = reports(tx=(1000, 1000), rx=(1000, 990))
         result = results.assemble(
-            spec(1000.0, latency=True, directions=trial.DIRECTIONS),
+            spec(1000.0, latency=True, directions=chain_directions.DIRECTIONS),
             planned, sent, received, 0.02)
         forward, reverse = result.directions
         self.assertAlmostEqual(1000.0, forward.offered_fps)
@@ -304,7 +305,7 @@ class TestTrialOverSocketPairs(testtools.TestCase):
     def test_bidirectional_trial_delivers_every_frame(self):
         started = time.time()
         result = self.generator.run_trial(spec(
-            2000.0, duration=0.25, directions=trial.DIRECTIONS,
+            2000.0, duration=0.25, directions=chain_directions.DIRECTIONS,
             latency=True))
         self.assertLess(time.time() - started, 2.0)
         self.assertEqual(['forward', 'reverse'],

@@ -23,6 +23,7 @@ line alone).
 from oslo_config import cfg
 import testtools
 
+from epa_chain.chain import directions as chain_directions
 from epa_chain import cli
 from epa_chain.cloud import options as opts
 from epa_chain.commands import measure
@@ -131,6 +132,7 @@ class ChoicesAndBoundsAgreeTest(testtools.TestCase):
 class DirectionTest(testtools.TestCase):
 
     def test_the_scenarios_words_are_the_tables(self):
-        self.assertEqual(list(epa_config.DIRECTIONS),
-                         [options.direction_word(d) for d in (
-                             options.UNIDIRECTIONAL, options.BIDIRECTIONAL)])
+        self.assertEqual(list(epa_config.DIRECTION_WORDS),
+                         [chain_directions.word(d) for d in (
+                             chain_directions.UNIDIRECTIONAL,
+                             chain_directions.BIDIRECTIONAL)])
