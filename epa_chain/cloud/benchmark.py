@@ -27,16 +27,14 @@ import functools
 import logging
 import time
 
-from epa_chain.chain import directions as chain_directions
 from epa_chain.cloud import budget as budget_mod
 from epa_chain.cloud import hop_check
-from epa_chain.cloud import options as opts
 from epa_chain.cloud import readiness
 from epa_chain.cloud import results
 from epa_chain.cloud import stack as stack_mod
 from epa_chain import generators
 from epa_chain.measurement import campaign
-from epa_chain.measurement import options as campaign_options
+from epa_chain.prox import generator as prox_generator_mod
 
 LOG = logging.getLogger(__name__)
 
@@ -45,7 +43,8 @@ class BenchmarkError(RuntimeError):
     """The stack is up but cannot be measured (e.g. no generator)."""
 
 
-def prox_generator(endpoint, rate_tolerance=0.01):
+def prox_generator(endpoint,
+                   rate_tolerance=prox_generator_mod.RATE_TOLERANCE):
     """The PROX generator behind the stack's generator_control_endpoint."""
     return generators.create('prox', host=endpoint['host'],
                              port=int(endpoint['port']),
@@ -55,21 +54,6 @@ def prox_generator(endpoint, rate_tolerance=0.01):
 # Stands for the partial-results directory while plans are only checked
 # (a soak needs one); nothing is written there.
 PLAN_CHECK_DIR = '(checked before the run)'
-
-
-def build_campaign(options, frame_size, flows, direction, chain_length,
-                   partial_dir):
-    """The measurement plan of one frame size and flow count."""
-    values = campaign_options.values_from_conf(
-        {name: getattr(options, name)
-         for name in campaign_options.conf_defaults()})
-    values.update(frame_sizes=[frame_size], flow_counts=[flows],
-                  directions=chain_directions.parse(direction),
-                  results_dir=partial_dir, chain_length=chain_length)
-    try:
-        return campaign.Campaign(**values)
-    except campaign_options.FieldError as error:
-        raise opts.campaign_error(error) from None
 
 
 class ChainBenchmark:
@@ -138,16 +122,16 @@ class ChainBenchmark:
         options = self.options
         with self.generator_factory(endpoint) as generator:
             checked = hop_check.check(
-                generator, chain_directions.parse(direction),
-                outputs, load_fraction=options.hop_check_load_fraction,
+                generator, direction, outputs,
+                load_fraction=options.hop_check_load_fraction,
                 max_loss_ratio=options.hop_check_max_loss_ratio,
                 attempts=options.hop_check_attempts, sleep=self.sleep)
             cloud = {'hop_check': hop_check.record(
                 checked, options.hop_check_load_fraction,
                 options.hop_check_max_loss_ratio,
                 options.hop_check_attempts)}
-            for frame_size in self.options.frame_sizes:
-                for flows in self.options.flow_counts:
+            for frame_size in options.campaign.frame_sizes:
+                for flows in options.campaign.flow_counts:
                     stem = results.file_stem(frame_size, flows)
                     if not_run or not self.budget.allows(
                             budget_mod.case_minimum_s(options),
@@ -157,9 +141,8 @@ class ChainBenchmark:
                         not_run.append(stem)
                         continue
                     LOG.info('Measuring %s', stem)
-                    plan = build_campaign(
-                        self.options, frame_size, flows, direction,
-                        chain_length,
+                    plan = options.case_campaign(
+                        frame_size, flows, direction, chain_length,
                         results.partial_directory(run_dir, stem))
                     document = campaign.run(generator, plan,
                                             progress=LOG.info)
@@ -190,15 +173,15 @@ class ChainBenchmark:
         A value the measurement engine refuses then fails in a second,
         not after the stack, the readiness wait and the first searches.
         """
-        for frame_size in self.options.frame_sizes:
-            for flows in self.options.flow_counts:
-                build_campaign(self.options, frame_size, flows, direction,
-                               chain_length, PLAN_CHECK_DIR)
+        for frame_size in self.options.campaign.frame_sizes:
+            for flows in self.options.campaign.flow_counts:
+                self.options.case_campaign(frame_size, flows, direction,
+                                           chain_length, PLAN_CHECK_DIR)
 
     def run(self, stack_name, chain_length, direction):
+        """One scenario, `direction` a chain_directions choice."""
         self.check_plans(chain_length, direction)
-        self.budget.check(self.options,
-                          chain_directions.parse(direction))
+        self.budget.check(self.options, direction)
         resolved = stack_mod.resolve(stack_name, self.options, chain_length,
                                      direction)
         outputs = self.deploy(stack_name, chain_length, direction, resolved)

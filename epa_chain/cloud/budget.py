@@ -48,16 +48,23 @@ def case_minimum_s(options):
 
     A search has at least one trial; then the latency test and its soak.
     """
-    return (options.trial_duration + options.latency_duration +
-            options.latency_soak_duration)
+    plan = options.campaign
+    return (plan.trial_duration_s + plan.latency_duration_s +
+            plan.soak_duration_s)
 
 
 def minimum_s(options, trial_directions):
     """The least a whole scenario can take, every wait at its maximum."""
-    cases = len(options.frame_sizes) * len(options.flow_counts)
+    cases = _cases(options)
     return (options.stack_create_timeout + options.vnf_ready_timeout +
             hop_check.DURATION_S * len(trial_directions) +
             cases * case_minimum_s(options) + options.stack_delete_timeout)
+
+
+def _cases(options):
+    """Frame sizes x flow counts of a scenario."""
+    return (len(options.campaign.frame_sizes) *
+            len(options.campaign.flow_counts))
 
 
 class Budget:
@@ -81,7 +88,7 @@ class Budget:
         needed = minimum_s(options, trial_directions)
         if needed <= self.total_s:
             return
-        cases = len(options.frame_sizes) * len(options.flow_counts)
+        cases = _cases(options)
         raise opts.OptionError(
             'stack_create_timeout', 'the scenario cannot fit in the test '
             'timeout of %d s%s: stack_create_timeout %d + vnf_ready_timeout '

@@ -10,28 +10,269 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""The [epa_chain] options as typed values, with errors naming the option.
+"""The [epa_chain] options: declared once here, read once into typed values.
 
-oslo.config checks types and ranges; what it cannot check (a segment's
-physnet:vlan form, a frame size or IMIX, enough segments for a chain
-length) is checked here, where the scenarios and the unit tests read the
-options. Nothing here talks to a cloud.
+This is the one list of the options the cloud benchmark reads (the
+deployment, which scenarios run, the hop check, the generator; the
+campaign's come from measurement/options.py's table, shared with the
+command line). Everything else is derived from it:
+
+- the Tempest plugin registers list_opts() (its config.py adds only its
+  own: the Heat endpoint and the test timeout);
+- devstack writes any of them from EPA_CHAIN_TEMPEST_<NAME>
+  (devstack/lib/epa_chain, checked against list_opts() by a test);
+- doc/source/tempest_plugin.rst's option list is generated from them
+  (tools/option-docs; a test keeps it current);
+- a default a template also states is read from that template
+  (chain.yaml's generator_latency_bucket_shift and generator_control_port)
+  or from the module that owns it (the hop check's, the PROX generator's).
+
+ChainOptions.from_conf turns oslo.config's values into checked, typed
+values - segments, a direction tuple per scenario direction, the campaign
+as a measurement Campaign - once; the scenarios work with those only.
+What oslo.config cannot check fails with OptionError naming the option.
+Nothing here talks to a cloud.
 """
 
 import dataclasses
+import functools
 import ipaddress
 import re
 import typing
 
+from oslo_config import cfg
+from oslo_config import types
+
+from epa_chain.chain import directions as chain_directions
+from epa_chain.chain import node_config
+from epa_chain.cloud import hop_check
+from epa_chain.hot import shipped
+from epa_chain.measurement import campaign as campaign_mod
 from epa_chain.measurement import options as campaign_options
-from epa_chain.measurement import trial
+from epa_chain.prox import generator as prox_generator
 
 GROUP = 'epa_chain'
 MAX_SEGMENTS = 4
 SEGMENT_RE = re.compile(r'^(?P<physnet>[A-Za-z0-9_.-]+):(?P<vlan>[0-9]+)$')
-# The campaign options' defaults, by [epa_chain] name (one table:
-# measurement/options.py).
-_CAMPAIGN = campaign_options.conf_defaults()
+DIRECTION_WORDS = tuple(chain_directions.WORDS.values())
+CHAIN_LENGTHS = (1, 2, 3)
+# A generator that misses the asked rate by more is not pacing at all.
+MAX_RATE_TOLERANCE = 0.5
+
+
+@functools.lru_cache(maxsize=None)
+def template_default(parameter):
+    """A chain.yaml parameter's default: the template owns it."""
+    return shipped.parameter_default(parameter)
+
+
+def deployment_opts():
+    """chain.yaml's parameters a scenario sets, and where it finds them."""
+    return [
+        cfg.StrOpt('template_dir', default='',
+                   help='Directory holding chain.yaml, lib/ and presets/. '
+                        'Empty: the templates installed with the epa-chain '
+                        'package (share/epa-chain/templates), or the source '
+                        'tree\'s templates/ when run from a checkout.'),
+        cfg.StrOpt('vnf_image', default='epa-chain-vnf',
+                   help='Glance image (name or ID) of the VNFs, built by '
+                        'vnf_images/ for the VNF role.'),
+        cfg.StrOpt('generator_image', default='epa-chain-generator',
+                   help='Glance image (name or ID) of the in-stack PROX '
+                        'traffic generator.'),
+        cfg.StrOpt('vnf_engine', default='prox',
+                   choices=[('prox', 'PROX l2fwd tasks'),
+                            ('testpmd', 'DPDK testpmd in mac forwarding '
+                                        'mode')],
+                   help='Forwarding engine the VNFs run.'),
+        cfg.StrOpt('vnf_flavor', default='',
+                   help='Existing flavor for the VNFs. Empty: the stack '
+                        'creates an EPA flavor from cpu_policy, '
+                        'cpu_thread_policy, mem_page_size and numa_nodes '
+                        '(creating flavors is admin-only).'),
+        cfg.StrOpt('generator_flavor', default='',
+                   help='Existing flavor for the generator. Empty: the '
+                        'stack creates one with the same EPA extra specs.'),
+        cfg.StrOpt('cpu_policy', default='dedicated',
+                   choices=['dedicated', 'shared'],
+                   help='hw:cpu_policy of the flavors the stack creates.'),
+        cfg.StrOpt('cpu_thread_policy', default='prefer',
+                   choices=['prefer', 'isolate', 'require'],
+                   help='hw:cpu_thread_policy of the flavors the stack '
+                        'creates.'),
+        cfg.StrOpt('mem_page_size', default='large',
+                   choices=['large', '2MB', '1GB'],
+                   help='hw:mem_page_size of the flavors the stack '
+                        'creates; vhost-user ports need huge pages.'),
+        cfg.IntOpt('numa_nodes', default=1, min=1, max=8,
+                   help='hw:numa_nodes of the flavors the stack creates.'),
+        cfg.ListOpt('segments', default=[],
+                    help='Chain segments net0, net1, ... as physnet:vlan '
+                         '(at most %d). A chain of N VNFs uses the first '
+                         'N+1. Empty: the presets\' segments, from '
+                         'physnet1:1001,physnet1:1002,physnet2:2001,'
+                         'physnet2:2002 (seed 000 Table 8-3).'
+                         % MAX_SEGMENTS),
+        cfg.StrOpt('management_network', default='private',
+                   help='Existing network for SSH and the generator\'s '
+                        'PROX control socket. The host running Tempest '
+                        'must reach addresses on it.'),
+        cfg.StrOpt('management_allowed_cidr',
+                   default=template_default('management_allowed_cidr'),
+                   help='Source range the stack\'s management security '
+                        'group admits to SSH and the generator\'s control '
+                        'port (chain.yaml management_allowed_cidr, whose '
+                        'default this is). On a real cloud give the address '
+                        'range the host running Tempest reaches '
+                        'management_network from (e.g. its router '
+                        'gateway\'s, 172.24.4.0/24 on devstack); the control '
+                        'socket has no authentication, keep it narrow.'),
+        cfg.StrOpt('key_name', default='',
+                   help='Nova key pair installed on every server; empty '
+                        'for none.'),
+        cfg.PortOpt('generator_control_port',
+                    default=template_default('generator_control_port'),
+                    help='TCP port of the generator\'s PROX control socket '
+                         '(chain.yaml generator_control_port, whose default '
+                         'this is; no authentication: the stack admits only '
+                         'management clients).'),
+        cfg.IntOpt('generator_latency_bucket_shift',
+                   default=template_default(
+                       'generator_latency_bucket_shift'),
+                   min=node_config.MIN_LATENCY_BUCKET_SHIFT,
+                   max=node_config.MAX_LATENCY_BUCKET_SHIFT,
+                   help='Width of the generator\'s latency histogram '
+                        'buckets, 2^N TSC cycles (PROX\'s `latency bucket '
+                        'size`; chain.yaml generator_latency_bucket_shift, '
+                        'whose default this is: 128 buckets of 1.6 us at '
+                        '2.6 GHz cover 200 us). A percentile beyond the '
+                        'last bucket is reported only as bounds. Raise it '
+                        'where delays are milliseconds (QEMU TCG guests: '
+                        '18, 100 us buckets up to 12.8 ms).'),
+    ]
+
+
+def selection_opts():
+    """Which scenarios run."""
+    return [
+        cfg.ListOpt('chain_lengths',
+                    item_type=types.Integer(min=min(CHAIN_LENGTHS),
+                                            max=max(CHAIN_LENGTHS)),
+                    default=list(CHAIN_LENGTHS),
+                    help='Chain lengths (VNF count) to benchmark: 1 (PVP), '
+                         '2 (PVVP), 3 (the vE-CPE chain). Scenarios for '
+                         'other lengths skip.'),
+        cfg.ListOpt('directions',
+                    item_type=types.String(choices=DIRECTION_WORDS),
+                    default=list(DIRECTION_WORDS),
+                    help='Traffic directions to benchmark. Scenarios for '
+                         'other directions skip.'),
+    ]
+
+
+def _campaign_opt(option, default):
+    """The oslo.config option of one row of measurement/options.py."""
+    text = option.help.format(mix='/')
+    text = text[0].upper() + text[1:] + '.'
+    bounds = {}
+    if option.low is not None:
+        bounds['min'] = option.low
+    if option.high is not None:
+        bounds['max'] = option.high
+    if option.kind == 'choice':
+        return cfg.StrOpt(option.conf, default=default, help=text,
+                          choices=list(campaign_options.METHOD_NAMES))
+    if option.kind == 'float':
+        return cfg.FloatOpt(option.conf, default=default, help=text,
+                            **bounds)
+    if option.kind == 'int':
+        return cfg.IntOpt(option.conf, default=default, help=text, **bounds)
+    item_type = (types.Integer(min=option.item_low)
+                 if option.item_low is not None else types.String())
+    return cfg.ListOpt(option.conf, default=default, help=text,
+                       item_type=item_type)
+
+
+def campaign_opts():
+    """The measurement campaign's, from its table (measurement/options)."""
+    defaults = campaign_options.conf_defaults()
+    opts = []
+    for option in campaign_options.for_front_end(campaign_options.TEMPEST):
+        if option.field != 'loss_goals':
+            opts.append(_campaign_opt(option, defaults[option.conf]))
+            continue
+        for name, _ratio, what in campaign_options.LOSS_GOALS:
+            conf = campaign_options.goal_conf_name(name)
+            opts.append(cfg.FloatOpt(
+                conf, default=defaults[conf],
+                min=campaign_options.LOSS_RATIO_LOW,
+                max=campaign_options.LOSS_RATIO_HIGH,
+                help='Loss ratio %s allows, in [%g, %g).' % (
+                    what, campaign_options.LOSS_RATIO_LOW,
+                    campaign_options.LOSS_RATIO_HIGH)))
+    return opts
+
+
+def run_opts():
+    """Where results go, how long each step may take, the hop check."""
+    load_low, load_high = hop_check.LOAD_FRACTION_RANGE
+    attempts_low, attempts_high = hop_check.ATTEMPTS_RANGE
+    return [
+        cfg.StrOpt('results_dir', default='/tmp/epa-chain-results',
+                   help='Where each scenario writes its results: one '
+                        'directory per run with a JSON document and text '
+                        'tables per frame size and flow count.'),
+        cfg.IntOpt('stack_create_timeout', default=1800, min=1,
+                   help='Seconds to wait for the stack to reach '
+                        'CREATE_COMPLETE.'),
+        cfg.IntOpt('stack_delete_timeout', default=600, min=1,
+                   help='Seconds the deletion of the stack may take, both '
+                        'attempts together (a DELETE_FAILED is retried '
+                        'once). Reserved out of the test timeout before '
+                        'measuring.'),
+        cfg.IntOpt('vnf_ready_timeout', default=600, min=1,
+                   help='Seconds to wait, once the stack is complete, for '
+                        'every VNF and the generator to print "EPA-CHAIN '
+                        'READY" on their consoles.'),
+        cfg.FloatOpt('hop_check_load_fraction',
+                     default=hop_check.LOAD_FRACTION,
+                     min=load_low, max=load_high,
+                     help='Load of the hop check (one %g-second trial of '
+                          '64-byte frames per direction before measuring), '
+                          'as a fraction of line rate. Lower it on hosts '
+                          'that forward slowly (QEMU TCG guests).'
+                          % hop_check.DURATION_S),
+        cfg.FloatOpt('hop_check_max_loss_ratio',
+                     default=hop_check.MAX_LOSS_RATIO, min=0.0,
+                     # oslo.config's bound is inclusive, the check's not.
+                     max=hop_check.MAX_LOSS_RATIO_BELOW - 1e-9,
+                     help='Loss the hop check tolerates per direction, '
+                          'below %g: more fails the attempt.'
+                          % hop_check.MAX_LOSS_RATIO_BELOW),
+        cfg.IntOpt('hop_check_attempts', default=hop_check.ATTEMPTS,
+                   min=attempts_low, max=attempts_high,
+                   help='Trials the hop check may run per direction, %g s '
+                        'apart, before failing the scenario with the hops '
+                        'of that direction: a path just brought up can '
+                        'drop frames for a moment. The results keep every '
+                        'failed attempt.' % hop_check.SETTLE_S),
+        cfg.FloatOpt('generator_rate_tolerance',
+                     default=prox_generator.RATE_TOLERANCE, min=0,
+                     max=MAX_RATE_TOLERANCE,
+                     help='How far the rate the generator offered may be '
+                          'from the one asked before the trial is an error '
+                          'rather than a measurement (relative). 1 % on a '
+                          'dedicated generator; raise it where the '
+                          'generator shares its CPUs (guests under '
+                          'QEMU/TCG pace by a few percent off). The results '
+                          'record the value used.'),
+    ]
+
+
+def list_opts():
+    """Every [epa_chain] option epa-chain reads, in documentation order."""
+    return (deployment_opts() + selection_opts() + campaign_opts() +
+            run_opts())
 
 
 class OptionError(ValueError):
@@ -95,95 +336,90 @@ def campaign_error(error):
                        '%r: %s' % (error.value, error.fix))
 
 
-def parse_frame_size(value):
-    """A frame size from '64', 'imix' or '64:7/570:4/1518:1'.
+def parse_campaign(conf_values, results_dir):
+    """The campaign of [epa_chain]'s values, parsed and checked once.
 
-    A ListOpt item cannot hold the commas FrameSize.parse puts between
-    mix entries, hence '/'.
+    Per case, the benchmark replaces frame sizes, flows, directions and
+    the partial-results directory with typed values.
     """
-    values = campaign_options.BY_FIELD['frame_sizes'].from_conf([value])
+    for name in ('frame_sizes', 'flow_counts'):
+        if not conf_values[name]:
+            raise OptionError(name, 'empty; give at least one')
     try:
-        (frame_size,) = campaign_options.check('frame_sizes', values)
+        values = campaign_options.values_from_conf(conf_values)
+        return campaign_mod.Campaign(results_dir=results_dir, **values)
     except campaign_options.FieldError as error:
-        raise OptionError('frame_sizes', '%r: %s; join the pairs of a mix '
-                          'with "/", e.g. 64:7/570:4/1518:1'
-                          % (value, error.fix)) from None
-    return frame_size
+        raise campaign_error(error) from None
+
+
+def _defaults():
+    return {opt.dest: opt.default for opt in list_opts()}
+
+
+def _default(name):
+    return dataclasses.field(default_factory=lambda: _defaults()[name])
 
 
 @dataclasses.dataclass(frozen=True)
 class ChainOptions:
-    """Everything the scenarios read from [epa_chain]."""
+    """Everything the scenarios read from [epa_chain], typed.
 
-    template_dir: str = ''
-    vnf_image: str = 'epa-chain-vnf'
-    generator_image: str = 'epa-chain-generator'
-    vnf_engine: str = 'prox'
-    vnf_flavor: str = ''
-    generator_flavor: str = ''
-    cpu_policy: str = 'dedicated'
-    cpu_thread_policy: str = 'prefer'
-    mem_page_size: str = 'large'
-    numa_nodes: int = 1
+    The defaults are the options' (list_opts); from_conf reads a
+    registered group.
+    """
+
+    template_dir: str = _default('template_dir')
+    vnf_image: str = _default('vnf_image')
+    generator_image: str = _default('generator_image')
+    vnf_engine: str = _default('vnf_engine')
+    vnf_flavor: str = _default('vnf_flavor')
+    generator_flavor: str = _default('generator_flavor')
+    cpu_policy: str = _default('cpu_policy')
+    cpu_thread_policy: str = _default('cpu_thread_policy')
+    mem_page_size: str = _default('mem_page_size')
+    numa_nodes: int = _default('numa_nodes')
     segments: typing.Tuple[Segment, ...] = ()
-    management_network: str = 'private'
-    # chain.yaml's default; on a real cloud the Tempest host's range.
-    management_allowed_cidr: str = '10.0.0.0/8'
-    key_name: str = ''
-    chain_lengths: typing.Tuple[int, ...] = (1, 2, 3)
-    directions: typing.Tuple[str, ...] = ('unidirectional', 'bidirectional')
-    # The campaign's options, with the table's defaults.
-    frame_sizes: typing.Tuple[trial.FrameSize, ...] = tuple(
-        parse_frame_size(v) for v in _CAMPAIGN['frame_sizes'])
-    flow_counts: typing.Tuple[int, ...] = tuple(_CAMPAIGN['flow_counts'])
-    trial_duration: float = _CAMPAIGN['trial_duration']
-    search_method: str = _CAMPAIGN['search_method']
-    search_resolution: float = _CAMPAIGN['search_resolution']
-    repetitions: int = _CAMPAIGN['repetitions']
-    # None: the search spans up to line rate, from 0.1 % of its highest.
-    max_load_fps: typing.Optional[float] = _CAMPAIGN['max_load_fps']
-    min_load_fps: typing.Optional[float] = _CAMPAIGN['min_load_fps']
-    ndr_loss_ratio: float = _CAMPAIGN['ndr_loss_ratio']
-    pdr_loss_ratio: float = _CAMPAIGN['pdr_loss_ratio']
-    latency_load_fraction: float = _CAMPAIGN['latency_load_fraction']
-    latency_duration: float = _CAMPAIGN['latency_duration']
-    latency_soak_duration: float = _CAMPAIGN['latency_soak_duration']
-    invalid_trial_retries: int = _CAMPAIGN['invalid_trial_retries']
-    results_dir: str = '/tmp/epa-chain-results'
-    stack_create_timeout: int = 1800
-    vnf_ready_timeout: int = 600
-    stack_delete_timeout: int = 600
-    generator_control_port: int = 8474
-    # PROX's `latency bucket size` on the generator (chain.yaml's
-    # generator_latency_bucket_shift): 2**N TSC cycles a bucket.
-    generator_latency_bucket_shift: int = 12
-    # How far the offered rate may miss the asked one (the PROX generator's
-    # rate_tolerance; the results' generator section records it).
-    generator_rate_tolerance: float = 0.01
-    # The hop check (hop_check.py): the seeds' 1 % of line rate, 1 % loss,
-    # up to three trials per direction.
-    hop_check_load_fraction: float = 0.01
-    hop_check_max_loss_ratio: float = 0.01
-    hop_check_attempts: int = 3
+    management_network: str = _default('management_network')
+    management_allowed_cidr: str = _default('management_allowed_cidr')
+    key_name: str = _default('key_name')
+    generator_control_port: int = _default('generator_control_port')
+    generator_latency_bucket_shift: int = _default(
+        'generator_latency_bucket_shift')
+    chain_lengths: typing.Tuple[int, ...] = tuple(CHAIN_LENGTHS)
+    # chain_directions.UNIDIRECTIONAL and/or .BIDIRECTIONAL
+    directions: typing.Tuple[typing.Tuple[str, ...], ...] = (
+        chain_directions.UNIDIRECTIONAL, chain_directions.BIDIRECTIONAL)
+    # The campaign's options, one measurement Campaign.
+    campaign: campaign_mod.Campaign = dataclasses.field(
+        default_factory=lambda: parse_campaign(
+            campaign_options.conf_defaults(), _defaults()['results_dir']))
+    results_dir: str = _default('results_dir')
+    stack_create_timeout: int = _default('stack_create_timeout')
+    stack_delete_timeout: int = _default('stack_delete_timeout')
+    vnf_ready_timeout: int = _default('vnf_ready_timeout')
+    hop_check_load_fraction: float = _default('hop_check_load_fraction')
+    hop_check_max_loss_ratio: float = _default('hop_check_max_loss_ratio')
+    hop_check_attempts: int = _default('hop_check_attempts')
+    generator_rate_tolerance: float = _default('generator_rate_tolerance')
 
     @classmethod
     def from_conf(cls, group):
-        """Read a registered [epa_chain] group (CONF.epa_chain)."""
-        values = {}
+        """Read a registered [epa_chain] group (CONF.epa_chain) once."""
+        read = {}
         for field in dataclasses.fields(cls):
-            values[field.name] = getattr(group, field.name)
-        values['segments'] = parse_segments(values['segments'] or [])
-        values['frame_sizes'] = tuple(
-            parse_frame_size(v) for v in values['frame_sizes'])
-        if not values['frame_sizes']:
-            raise OptionError('frame_sizes', 'empty; give at least one')
-        if not values['flow_counts']:
-            raise OptionError('flow_counts', 'empty; give at least one')
-        for name in ('chain_lengths', 'directions', 'flow_counts'):
-            values[name] = tuple(values[name])
-        values['management_allowed_cidr'] = parse_cidr(
-            values['management_allowed_cidr'])
-        return cls(**values)
+            if field.name != 'campaign':
+                read[field.name] = getattr(group, field.name)
+        read['segments'] = parse_segments(read['segments'] or [])
+        read['chain_lengths'] = tuple(read['chain_lengths'])
+        read['directions'] = tuple(chain_directions.parse(word)
+                                   for word in read['directions'])
+        read['management_allowed_cidr'] = parse_cidr(
+            read['management_allowed_cidr'])
+        read['campaign'] = parse_campaign(
+            {name: getattr(group, name)
+             for name in campaign_options.conf_defaults()},
+            read['results_dir'])
+        return cls(**read)
 
     def segments_for(self, chain_length):
         """The configured segments net0..net<chain_length>.
@@ -201,6 +437,17 @@ class ChainOptions:
                                         needed, chain_length, chain_length,
                                         GROUP))
         return self.segments[:needed]
+
+    def case_campaign(self, frame_size, flows, direction, chain_length,
+                      partial_dir):
+        """The campaign of one frame size and flow count of a scenario."""
+        try:
+            return dataclasses.replace(
+                self.campaign, frame_sizes=[frame_size], flow_counts=[flows],
+                directions=direction, results_dir=partial_dir,
+                chain_length=chain_length)
+        except campaign_options.FieldError as error:
+            raise campaign_error(error) from None
 
 
 def service_skip_reason(conf):
@@ -221,7 +468,7 @@ def service_skip_reason(conf):
 
 
 def case_skip_reason(options, chain_length, direction):
-    """Why one scenario (chain length x direction) is not selected.
+    """Why one scenario (chain length x direction tuple) is not selected.
 
     None when it is.
     """
@@ -231,5 +478,7 @@ def case_skip_reason(options, chain_length, direction):
                    ','.join(str(n) for n in options.chain_lengths)))
     if direction not in options.directions:
         return ('direction %s is not in [%s] directions (%s)'
-                % (direction, GROUP, ','.join(options.directions)))
+                % (chain_directions.word(direction), GROUP,
+                   ','.join(chain_directions.word(d)
+                            for d in options.directions)))
     return None

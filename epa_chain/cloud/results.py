@@ -25,6 +25,7 @@ import datetime
 import os
 import re
 
+from epa_chain.chain import directions as chain_directions
 from epa_chain.measurement import campaign
 from epa_chain.measurement import plots
 from epa_chain.measurement import report
@@ -36,9 +37,10 @@ OPTION = '[epa_chain] results_dir'
 
 
 def run_directory(results_dir, chain_length, direction, now=None):
+    """<results_dir>/<UTC time>-<N>vnf-<direction's word>/, made."""
     now = now or datetime.datetime.now(datetime.timezone.utc)
     name = '%s-%dvnf-%s' % (now.strftime('%Y%m%dT%H%M%SZ'), chain_length,
-                            direction)
+                            chain_directions.word(direction))
     path = os.path.join(results_dir, name)
     os.makedirs(path, exist_ok=True)
     return path

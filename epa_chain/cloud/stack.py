@@ -27,6 +27,7 @@ import time
 
 from heatclient import exc as heat_exc
 
+from epa_chain.chain import directions as chain_directions
 from epa_chain.cloud import options as opts
 from epa_chain.hot import files
 from epa_chain.hot import shipped
@@ -60,10 +61,13 @@ def default_template_dir():
 
 
 def stack_parameters(options, chain_length, direction):
-    """chain.yaml parameters from the options, applied over the preset."""
+    """chain.yaml parameters from the options, applied over the preset.
+
+    `direction`: chain_directions.UNIDIRECTIONAL or .BIDIRECTIONAL.
+    """
     parameters = {
         'vnf_count': chain_length,
-        'direction': direction,
+        'direction': chain_directions.word(direction),
         # The vE-CPE presets describe a hardware tester; Tempest measures
         # with the generator the stack boots.
         'endpoints': 'generator',
@@ -96,8 +100,8 @@ def stack_files(options, chain_length, direction):
     """chain.yaml and the scenario's preset (hot/shipped.py chooses it)."""
     template_dir = options.template_dir or default_template_dir()
     template_path = os.path.join(template_dir, TEMPLATE)
-    environment_path = shipped.preset_for(template_dir, chain_length,
-                                          direction)
+    environment_path = shipped.preset_for(
+        template_dir, chain_length, chain_directions.word(direction))
     for path in (template_path, environment_path):
         if not os.path.isfile(path):
             raise opts.OptionError(

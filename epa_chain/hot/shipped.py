@@ -98,3 +98,22 @@ def preset_for(directory, chain_length, direction):
 
 def _preset_file(directory, stem):
     return os.path.join(directory or '', 'presets', stem + '.yaml')
+
+
+def parameter_default(name, directory=None):
+    """The default of chain.yaml's parameter `name`: the template owns it.
+
+    Code that needs such a value (the Tempest options' defaults) reads it
+    here instead of writing it a second time.
+    """
+    directory = directory or template_dir()
+    if directory is None:
+        raise PresetError('no shipped templates found in %s' % ', '.join(
+            template_dir_candidates()))
+    path = os.path.join(directory, TEMPLATE)
+    parameters = safe_yaml.load(path).get('parameters') or {}
+    try:
+        return parameters[name]['default']
+    except (KeyError, TypeError):
+        raise PresetError('%s: parameter %s has no default' % (
+            safe_yaml.shown(path), name)) from None

@@ -70,6 +70,9 @@ NOTHING_SENT = 'the generator sent nothing'
 NOT_SETTLED = 'counters did not settle after the generator stopped'
 RATE_OVERSHOOT = 'the generator sent faster than asked'
 DEFAULT_LINK_BPS = 10e9
+# How far the offered rate may miss the asked one (relative) before a
+# trial is an error: a dedicated generator paces within 1 %.
+RATE_TOLERANCE = 0.01
 #: PROX's own counter refresh period, and the shortest one chosen for
 #: short trials, which get about REFRESHES_PER_TRIAL refreshes.
 DEFAULT_UPDATE_INTERVAL_MS = 1000
@@ -142,7 +145,7 @@ class ProxGenerator(trial.Generator):
     name = 'prox'
 
     def __init__(self, host, port=prox_client.DEFAULT_PORT, layout=None,
-                 link_bps=DEFAULT_LINK_BPS, rate_tolerance=0.01,
+                 link_bps=DEFAULT_LINK_BPS, rate_tolerance=RATE_TOLERANCE,
                  flow_mode='exact', poll_interval_s=0.25,
                  drain_timeout_s=6.0, connect_timeout_s=5.0,
                  reply_timeout_s=5.0, start_timeout_s=15.0,

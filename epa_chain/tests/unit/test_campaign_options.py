@@ -32,7 +32,6 @@ import testtools
 
 from epa_chain.chain import directions as chain_directions
 from epa_chain import cli
-from epa_chain.cloud import benchmark
 from epa_chain.cloud import options as opts
 from epa_chain.commands import measure
 from epa_chain.measurement import campaign
@@ -156,11 +155,9 @@ class ErrorsNameTheOptionTest(testtools.TestCase):
         self.assertFalse(os.path.exists(os.path.join(state_root, 'epa')))
 
     def test_tempest_names_the_option(self):
-        options_ = dataclasses.replace(opts.ChainOptions(),
-                                       latency_load_fraction=0.0)
-        error = self.assertRaises(
-            opts.OptionError, benchmark.build_campaign, options_,
-            options_.frame_sizes[0], 1, 'bidirectional', 1, None)
+        conf = campaign_options_conf(latency_load_fraction=0.0)
+        error = self.assertRaises(opts.OptionError, opts.parse_campaign,
+                                  conf, None)
         self.assertEqual("[epa_chain] latency_load_fraction: 0.0: give a "
                          "number in (0, 1]", str(error))
         self.assertNotIn('Campaign.', str(error))
@@ -170,6 +167,11 @@ class ErrorsNameTheOptionTest(testtools.TestCase):
                                   resolution=2)
         self.assertEqual('resolution', error.field)
         self.assertIn('Campaign.resolution=2', str(error))
+
+
+def campaign_options_conf(**changes):
+    """[epa_chain]'s campaign values as oslo.config gives them."""
+    return dict(options.conf_defaults(), **changes)
 
 
 class DirectionTest(testtools.TestCase):
@@ -189,9 +191,10 @@ class DirectionTest(testtools.TestCase):
         self.assertEqual(('forward', 'reverse'), measure.build_plan(parse(
             'measure', '--direction', 'bidirectional', '--json', 'x'))
             .directions)
-        plan = benchmark.build_campaign(
-            opts.ChainOptions(), opts.ChainOptions().frame_sizes[0], 1,
-            'unidirectional', 1, None)
+        options_ = opts.ChainOptions()
+        plan = options_.case_campaign(
+            options_.campaign.frame_sizes[0], 1,
+            chain_directions.parse('unidirectional'), 1, None)
         self.assertEqual(('forward',), plan.directions)
 
     def test_replace_checks_again(self):

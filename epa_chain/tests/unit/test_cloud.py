@@ -33,6 +33,7 @@ import fixtures
 from heatclient import exc as heat_exc
 import testtools
 
+from epa_chain.chain import directions as chain_directions
 from epa_chain.chain import readiness as node_readiness
 from epa_chain.cloud import budget
 from epa_chain.cloud import hop_check
@@ -40,7 +41,6 @@ from epa_chain.cloud import options as opts
 from epa_chain.cloud import readiness
 from epa_chain.cloud import stack
 from epa_chain.hot import shipped
-from epa_chain.measurement import options as campaign_options
 from epa_chain.measurement import results as measurement_results
 from epa_chain.measurement import trial
 from epa_chain.tests import fake_clock
@@ -48,18 +48,18 @@ from epa_chain.tests import repo
 
 REPO = repo.ROOT
 TEMPLATES = os.path.join(REPO, 'templates')
+UNI = chain_directions.UNIDIRECTIONAL
+BI = chain_directions.BIDIRECTIONAL
 FIXTURES = os.path.join(REPO, 'epa_chain', 'tests', 'fixtures', 'cloud')
 
 
 def as_group(**overrides):
     """Any object with the [epa_chain] attributes, as CONF.epa_chain has.
 
-    Option values as oslo.config gives them: lists, frame sizes as text.
+    Option values as oslo.config gives them (the options' defaults, then
+    `overrides`): lists, frame sizes as text.
     """
-    values = {f.name: getattr(opts.ChainOptions(), f.name)
-              for f in dataclasses.fields(opts.ChainOptions)}
-    values.update(segments=[], frame_sizes=list(
-        campaign_options.conf_defaults()['frame_sizes']))
+    values = {opt.dest: opt.default for opt in opts.list_opts()}
     values.update(overrides)
     return types.SimpleNamespace(**values)
 
@@ -75,8 +75,9 @@ class ChainOptionsTest(testtools.TestCase):
             frame_sizes=['64', 'imix'], flow_counts=[1, 1000]))
         self.assertEqual((opts.Segment('physnet1', 101),
                           opts.Segment('physnet2', 202)), options.segments)
-        self.assertEqual(trial.IMIX_EANTC, options.frame_sizes[1].imix)
-        self.assertEqual((1, 1000), options.flow_counts)
+        self.assertEqual(trial.IMIX_EANTC,
+                         options.campaign.frame_sizes[1].imix)
+        self.assertEqual([1, 1000], list(options.campaign.flow_counts))
 
     def test_empty_lists_name_the_option(self):
         for name in ('frame_sizes', 'flow_counts'):
@@ -118,16 +119,15 @@ class ChainOptionsTest(testtools.TestCase):
                                            epa_chain=True, heat=False)
         self.assertIn('[service_available] heat is False',
                       opts.service_skip_reason(conf))
-        options = opts.ChainOptions(chain_lengths=(2,),
-                                    directions=('bidirectional',))
-        self.assertIsNone(opts.case_skip_reason(options, 2, 'bidirectional'))
+        options = opts.ChainOptions(chain_lengths=(2,), directions=(BI,))
+        self.assertIsNone(opts.case_skip_reason(options, 2, BI))
         self.assertEqual(
             'chain length 1 is not in [epa_chain] chain_lengths (2)',
-            opts.case_skip_reason(options, 1, 'bidirectional'))
+            opts.case_skip_reason(options, 1, BI))
         self.assertEqual(
             'direction unidirectional is not in [epa_chain] directions '
             '(bidirectional)',
-            opts.case_skip_reason(options, 2, 'unidirectional'))
+            opts.case_skip_reason(options, 2, UNI))
 
 
 # ---- Fakes -----------------------------------------------------------------
@@ -234,7 +234,7 @@ class StackServiceTest(testtools.TestCase):
     def test_create_call_from_the_preset(self):
         heat = FakeHeatClient()
         args = stack.build_create_args('s1', self.options, 1,
-                                       'bidirectional')
+                                       BI)
         self.assertEqual('stack-id-1', self.service(heat).create(args))
         (call,) = [c for c in heat.calls if c[0] == 'create']
         sent = call[1]
@@ -264,7 +264,7 @@ class StackServiceTest(testtools.TestCase):
             self.options, segments=opts.parse_segments(
                 ['physnet3:7', 'physnet3:8', 'physnet4:9', 'physnet4:10']))
         for length in (1, 2, 3):
-            for direction in ('unidirectional', 'bidirectional'):
+            for direction in (UNI, BI):
                 args = stack.build_create_args('s', options, length,
                                                direction)
                 declared = set(args['template']['parameters'])
@@ -280,7 +280,7 @@ class StackServiceTest(testtools.TestCase):
             segments=opts.parse_segments(['physnet3:7', 'physnet4:9']),
             vnf_flavor='epa.small', vnf_engine='testpmd')
         params = stack.build_create_args('s', options, 1,
-                                         'unidirectional')['parameters']
+                                         UNI)['parameters']
         self.assertEqual('physnet3', params['net0_physical_network'])
         self.assertEqual(7, params['net0_vlan'])
         self.assertEqual('net-physnet4-9', params['net1_name'])
@@ -289,7 +289,7 @@ class StackServiceTest(testtools.TestCase):
 
     def test_vecpe_preset_for_three_vnfs_with_the_generator(self):
         args = stack.build_create_args('s', self.options, 3,
-                                       'unidirectional')
+                                       UNI)
         self.assertEqual('external',
                          args['environment']['parameters']['endpoints'])
         self.assertEqual('generator', args['parameters']['endpoints'])
@@ -298,7 +298,7 @@ class StackServiceTest(testtools.TestCase):
         options = dataclasses.replace(self.options,
                                       template_dir='/nonexistent')
         error = self.assertRaises(opts.OptionError, stack.build_create_args,
-                                  's', options, 1, 'unidirectional')
+                                  's', options, 1, UNI)
         self.assertIn('[epa_chain] template_dir', str(error))
 
     def test_default_template_dir_is_found(self):
@@ -357,7 +357,7 @@ class StackServiceTest(testtools.TestCase):
     def test_management_cidr_and_tag_reach_the_stack(self):
         options = dataclasses.replace(
             self.options, management_allowed_cidr='172.24.4.0/24')
-        args = stack.build_create_args('s1', options, 1, 'bidirectional')
+        args = stack.build_create_args('s1', options, 1, BI)
         self.assertEqual('172.24.4.0/24',
                          args['parameters']['management_allowed_cidr'])
         self.assertEqual(stack.STACK_TAG, args['tags'])
@@ -511,13 +511,14 @@ class ScenarioStacksValidateTest(testtools.TestCase):
             json.dump({'parameters': parameters}, f)
         report = runner.validate(
             os.path.join(TEMPLATES, stack.TEMPLATE),
-            [shipped.preset_for(TEMPLATES, chain_length, direction), path])
+            [shipped.preset_for(TEMPLATES, chain_length,
+                                chain_directions.word(direction)), path])
         return [(f.rule, f.message) for f in report.errors]
 
     def test_every_scenario_stack_is_valid(self):
         options = opts.ChainOptions(template_dir=TEMPLATES)
         for length in (1, 2, 3):
-            for direction in ('unidirectional', 'bidirectional'):
+            for direction in (UNI, BI):
                 self.assertEqual([], self.validate(options, length,
                                                    direction),
                                  '%d VNF(s) %s' % (length, direction))
@@ -527,13 +528,13 @@ class ScenarioStacksValidateTest(testtools.TestCase):
             template_dir=TEMPLATES, vnf_engine='testpmd',
             segments=opts.parse_segments(['physnet3:7', 'physnet3:8',
                                           'physnet4:9', 'physnet4:10']))
-        self.assertEqual([], self.validate(options, 3, 'bidirectional'))
+        self.assertEqual([], self.validate(options, 3, BI))
 
     def test_an_invalid_option_is_caught(self):
         # 3 NUMA nodes cannot split the 2-vCPU VNF flavor.
         options = opts.ChainOptions(template_dir=TEMPLATES, numa_nodes=3)
         rules = {rule for rule, _message in
-                 self.validate(options, 1, 'unidirectional')}
+                 self.validate(options, 1, UNI)}
         self.assertEqual({'EPA-NUMA'}, rules)
 
 
@@ -875,13 +876,12 @@ class BenchmarkFlowTest(testtools.TestCase):
         from epa_chain.cloud import benchmark
         self.benchmark = benchmark
         self.results_dir = self.useFixture(fixtures.TempDir()).path
-        self.options = opts.ChainOptions(
+        self.conf = dict(
             template_dir=TEMPLATES, results_dir=self.results_dir,
-            frame_sizes=(trial.FrameSize(size=64),
-                         trial.FrameSize.parse('imix')),
-            flow_counts=(1, 100), search_method='rfc2544',
-            trial_duration=10.0, stack_create_timeout=120,
-            vnf_ready_timeout=60)
+            frame_sizes=['64', 'imix'], flow_counts=[1, 100],
+            search_method='rfc2544', trial_duration=10.0,
+            stack_create_timeout=120, vnf_ready_timeout=60)
+        self.options = self.reconf()
         self.heat = FakeHeatClient(
             create=('CREATE_IN_PROGRESS', 'CREATE_COMPLETE'),
             outputs=as_outputs(CHAIN_OUTPUTS),
@@ -901,6 +901,13 @@ class BenchmarkFlowTest(testtools.TestCase):
         self.stacks = stack.StackService(self.heat, poll_interval=1,
                                          clock=self.clock,
                                          sleep=self.clock.sleep)
+
+    def reconf(self, **changes):
+        """The options of this test's [epa_chain] values with `changes`."""
+        conf = dict(self.conf, **changes)
+        options = opts.ChainOptions.from_conf(as_group(**conf))
+        self.conf.update(changes)
+        return options
 
     def record_campaigns(self):
         """Replace the campaigns (the engine's business) by a recorder."""
@@ -940,7 +947,7 @@ class BenchmarkFlowTest(testtools.TestCase):
         from epa_chain import generators
         ndr_fps = 2.0e6
         self.generator = generators.create('model', ndr_fps=ndr_fps)
-        written = self.chain_benchmark().run('s', 1, 'bidirectional')
+        written = self.chain_benchmark().run('s', 1, BI)
         self.assertEqual([CHAIN_OUTPUTS['generator_control_endpoint']],
                          self.endpoints)
         run_dir = os.path.dirname(written[0])
@@ -986,10 +993,9 @@ class BenchmarkFlowTest(testtools.TestCase):
         self.assertEqual(('get', 'stack-id-1'), self.heat.calls[-1])
 
     def test_the_search_ceiling_reaches_the_campaign_and_the_results(self):
-        self.options = dataclasses.replace(
-            self.options, max_load_fps=500.0,
-            frame_sizes=(trial.FrameSize(size=64),), flow_counts=(1,))
-        written = self.chain_benchmark().run('s', 1, 'unidirectional')
+        self.options = self.reconf(max_load_fps=500.0, frame_sizes=['64'],
+                                   flow_counts=[1])
+        written = self.chain_benchmark().run('s', 1, UNI)
         with open(written[0]) as stream:
             (case,) = json.load(stream)['cases']
         self.assertEqual(500.0, case['max_load_fps'])
@@ -1000,12 +1006,11 @@ class BenchmarkFlowTest(testtools.TestCase):
 
     def test_hop_check_options_reach_the_check_and_the_results(self):
         self.record_campaigns()
-        self.options = dataclasses.replace(
-            self.options, hop_check_load_fraction=0.002,
-            hop_check_max_loss_ratio=0.3,
-            frame_sizes=(trial.FrameSize(size=64),), flow_counts=(1,))
+        self.options = self.reconf(
+            hop_check_load_fraction=0.002, hop_check_max_loss_ratio=0.3,
+            frame_sizes=['64'], flow_counts=[1])
         self.generator.forwarding = {'forward': 0.8}
-        self.chain_benchmark().run('s', 1, 'unidirectional')
+        self.chain_benchmark().run('s', 1, UNI)
         line_rate = trial.FrameSize(size=64).line_rate_fps(10e9)
         self.assertAlmostEqual(0.002 * line_rate,
                                self.generator.specs[0].load_fps)
@@ -1015,12 +1020,11 @@ class BenchmarkFlowTest(testtools.TestCase):
             'max_loss_ratio'])
 
     def test_hop_check_attempts_reach_the_check_and_the_results(self):
-        self.options = dataclasses.replace(
-            self.options, hop_check_attempts=2,
-            frame_sizes=(trial.FrameSize(size=64),), flow_counts=(1,))
+        self.options = self.reconf(hop_check_attempts=2, frame_sizes=['64'],
+                                   flow_counts=[1])
         self.generator = SequencedGenerator([{'forward': 0.0},
                                              {'forward': 1.0}])
-        (path, *_) = self.chain_benchmark().run('s', 1, 'unidirectional')
+        (path, *_) = self.chain_benchmark().run('s', 1, UNI)
         with open(path) as stream:
             document = json.load(stream)
         measurement_results.validate(document, path)
@@ -1034,7 +1038,7 @@ class BenchmarkFlowTest(testtools.TestCase):
                                             [{'forward': 1.0}])
         error = self.assertRaises(hop_check.HopCheckError,
                                   self.chain_benchmark().run,
-                                  's', 1, 'unidirectional')
+                                  's', 1, UNI)
         self.assertIn('2 of 2 attempts failed', str(error))
 
     def test_leftover_stack_on_the_segments_is_deleted_before_create(self):
@@ -1044,7 +1048,7 @@ class BenchmarkFlowTest(testtools.TestCase):
             {'vnf_count': '1', 'net0_physical_network': 'physnet1',
              'net0_vlan': '1001', 'net1_physical_network': 'physnet2',
              'net1_vlan': '2001'})}
-        self.chain_benchmark().run('s', 1, 'bidirectional')
+        self.chain_benchmark().run('s', 1, BI)
         order = [c[:2] for c in self.heat.calls
                  if c[0] in ('delete', 'create')]
         self.assertEqual(('delete', 'old-1'), order[0])
@@ -1056,7 +1060,7 @@ class BenchmarkFlowTest(testtools.TestCase):
             opts.OptionError, self.benchmark.ChainBenchmark(
                 self.options, self.stacks, self.compute,
                 self.cleanups.append, budget=limit).run,
-            's', 1, 'bidirectional')
+            's', 1, BI)
         self.assertIn('cannot fit in the test timeout of 1000 s', str(error))
         self.assertIn('stack_delete_timeout 600', str(error))
         self.assertEqual([], self.heat.calls)
@@ -1070,9 +1074,8 @@ class BenchmarkFlowTest(testtools.TestCase):
             return {'schema': 'epa-chain/results/1', 'cases': []}
 
         self.benchmark.campaign.run.side_effect = slow_run
-        self.options = dataclasses.replace(self.options,
-                                           stack_delete_timeout=300,
-                                           latency_duration=10.0)
+        self.options = self.reconf(stack_delete_timeout=300,
+                                   latency_duration=10.0)
         # 120 + 60 create/ready + 300 delete + 4 cases of >= 20 s fit in
         # 1200 s; two 450 s campaigns then leave too little for a third.
         run = self.benchmark.ChainBenchmark(
@@ -1081,7 +1084,7 @@ class BenchmarkFlowTest(testtools.TestCase):
             clock=self.clock, sleep=self.clock.sleep,
             budget=budget.Budget(1200, clock=self.clock))
         error = self.assertRaises(self.benchmark.BenchmarkError, run.run,
-                                  's', 1, 'bidirectional')
+                                  's', 1, BI)
         self.assertEqual(2, len(self.plans))
         self.assertIn('left no time for 2 case(s)', str(error))
         self.assertIn('imix-64x7-570x4-1518x1-1flows', str(error))
@@ -1089,7 +1092,7 @@ class BenchmarkFlowTest(testtools.TestCase):
 
     def test_flow_order_and_plans(self):
         self.record_campaigns()
-        self.chain_benchmark().run('s', 1, 'bidirectional')
+        self.chain_benchmark().run('s', 1, BI)
         # Hop check first: one low-rate trial per direction.
         self.assertEqual([('forward',), ('reverse',)],
                          [s.profile.directions for s in self.generator.specs])
@@ -1111,12 +1114,10 @@ class BenchmarkFlowTest(testtools.TestCase):
         # The VNF stops forwarding after the hop check's two trials.
         self.generator = generators.create('model',
                                            stop_forwarding_after=2)
-        self.options = dataclasses.replace(
-            self.options, frame_sizes=(trial.FrameSize(size=64),),
-            flow_counts=(1,))
+        self.options = self.reconf(frame_sizes=['64'], flow_counts=[1])
         error = self.assertRaises(self.benchmark.BenchmarkError,
                                   self.chain_benchmark().run,
-                                  's', 1, 'unidirectional')
+                                  's', 1, UNI)
         self.assertIn('1 case(s) failed', str(error))
         run_dir = str(error).split('results in ')[1].split(':')[0]
         self.assertTrue(os.path.isfile(os.path.join(run_dir,
@@ -1129,7 +1130,7 @@ class BenchmarkFlowTest(testtools.TestCase):
         class Scenario(testtools.TestCase):
             def test_it(self):
                 flow.chain_benchmark(self.addCleanup).run(
-                    's', 2, 'unidirectional')
+                    's', 2, UNI)
 
         result = unittest.TestResult()
         Scenario('test_it').run(result)
@@ -1144,7 +1145,7 @@ class BenchmarkFlowTest(testtools.TestCase):
         self.generator.forwarding = {'reverse': 0.0}
         error = self.assertRaises(hop_check.HopCheckError,
                                   self.chain_benchmark().run,
-                                  's', 1, 'bidirectional')
+                                  's', 1, BI)
         self.assertIn('reverse direction does not forward', str(error))
         self.assertEqual([], self.plans)
         self.assertTrue(self.generator.closed)
@@ -1153,11 +1154,8 @@ class BenchmarkFlowTest(testtools.TestCase):
 
     def test_unidirectional_measures_forward_only(self):
         self.record_campaigns()
-        self.options = dataclasses.replace(self.options,
-                                           frame_sizes=(
-                                               trial.FrameSize(size=1518),),
-                                           flow_counts=(1,))
-        self.chain_benchmark().run('s', 1, 'unidirectional')
+        self.options = self.reconf(frame_sizes=['1518'], flow_counts=[1])
+        self.chain_benchmark().run('s', 1, UNI)
         self.assertEqual([('forward',)],
                          [s.profile.directions for s in self.generator.specs])
         (plan,) = self.plans
@@ -1184,12 +1182,16 @@ class BenchmarkFlowTest(testtools.TestCase):
         self.assertEqual(0.1, generator.describe()['rate_tolerance'])
 
     def test_refused_option_fails_before_any_stack(self):
-        self.options = dataclasses.replace(self.options,
-                                           latency_load_fraction=0.0)
-        error = self.assertRaises(opts.OptionError,
-                                  self.chain_benchmark().run,
-                                  's', 1, 'unidirectional')
+        # Read once, at the edge: nothing runs with a refused value.
+        error = self.assertRaises(opts.OptionError, self.reconf,
+                                  latency_load_fraction=0.0)
         self.assertIn('[epa_chain] latency_load_fraction', str(error))
+        # A case's plan is checked before the stack too.
+        self.options = self.reconf(latency_soak_duration=10.0)
+        with mock.patch.object(self.options.campaign, 'soak_interval_s',
+                               1e-6):
+            self.assertRaises(opts.OptionError, self.chain_benchmark().run,
+                              's', 1, UNI)
         self.assertEqual([], self.heat.calls)
         self.assertEqual([], self.cleanups)
 
@@ -1198,7 +1200,7 @@ class BenchmarkFlowTest(testtools.TestCase):
                                            cpu_thread_policy='sometimes')
         error = self.assertRaises(stack.StackError,
                                   self.chain_benchmark().run,
-                                  's', 1, 'unidirectional')
+                                  's', 1, UNI)
         self.assertIn('nothing was created', str(error))
         self.assertIn('cpu_thread_policy', str(error))
         self.assertEqual([], self.heat.calls)
@@ -1206,7 +1208,7 @@ class BenchmarkFlowTest(testtools.TestCase):
 
     def test_nodes_to_wait_for_come_from_the_resolved_stack(self):
         options = dataclasses.replace(self.options, vnf_engine='testpmd')
-        resolved = stack.resolve('chain-x', options, 2, 'bidirectional')
+        resolved = stack.resolve('chain-x', options, 2, BI)
         nodes = readiness.expected_nodes(
             resolved.topology, {'i1': 'chain-x-vnf1', 'i2': 'chain-x-vnf2',
                                 'i3': 'chain-x-generator'})
@@ -1219,24 +1221,23 @@ class BenchmarkFlowTest(testtools.TestCase):
         outputs = dict(CHAIN_OUTPUTS, generator_control_endpoint=None)
         error = self.assertRaises(self.benchmark.BenchmarkError,
                                   self.chain_benchmark().measure,
-                                  outputs, 1, 'unidirectional')
+                                  outputs, 1, UNI)
         self.assertIn('generator_control_endpoint', str(error))
 
     def test_missing_vnf_server_is_reported(self):
         self.heat.resource_list = self.heat.resource_list[1:]
         error = self.assertRaises(readiness.NotReadyError,
                                   self.chain_benchmark().run,
-                                  's', 1, 'unidirectional')
+                                  's', 1, UNI)
         self.assertIn('no server named s-vnf1', str(error))
         self.assertEqual(1, len(self.cleanups))
 
     def test_campaign_from_options(self):
-        options = dataclasses.replace(self.options, search_method='best-of-n',
-                                      repetitions=5, latency_duration=0.0,
-                                      latency_soak_duration=0.0)
-        plan = self.benchmark.build_campaign(
-            options, trial.FrameSize(size=64), 1000, 'unidirectional', 2,
-            None)
+        options = self.reconf(search_method='best-of-n', repetitions=5,
+                              latency_duration=0.0,
+                              latency_soak_duration=0.0)
+        plan = options.case_campaign(trial.FrameSize(size=64), 1000, UNI, 2,
+                                     None)
         self.assertEqual('best-of-n', plan.method)
         self.assertEqual(5, plan.repetitions)
         self.assertEqual([1000], list(plan.flow_counts))
@@ -1244,15 +1245,12 @@ class BenchmarkFlowTest(testtools.TestCase):
         self.assertEqual(2, plan.chain_length)
 
     def test_campaign_refusal_names_the_option(self):
-        options = dataclasses.replace(self.options, search_resolution=0.0)
-        error = self.assertRaises(
-            opts.OptionError, self.benchmark.build_campaign, options,
-            trial.FrameSize(size=64), 1, 'unidirectional', 1, None)
+        error = self.assertRaises(opts.OptionError, self.reconf,
+                                  search_resolution=0.0)
         self.assertIn('[epa_chain] search_resolution', str(error))
-        options = dataclasses.replace(self.options, ndr_loss_ratio=0.005)
-        error = self.assertRaises(
-            opts.OptionError, self.benchmark.build_campaign, options,
-            trial.FrameSize(size=64), 1, 'unidirectional', 1, None)
+        error = self.assertRaises(opts.OptionError, self.reconf,
+                                  search_resolution=0.005,
+                                  ndr_loss_ratio=0.005)
         self.assertIn('ndr_loss_ratio and pdr_loss_ratio', str(error))
 
 
@@ -1268,10 +1266,9 @@ class BudgetTest(testtools.TestCase):
             {'OS_TEST_TIMEOUT': '1200'}, scaling_factor=4))
 
     def test_minimum_of_a_scenario(self):
-        options = opts.ChainOptions(
-            frame_sizes=(trial.FrameSize(size=64),), flow_counts=(1, 10),
-            trial_duration=10.0, latency_duration=5.0,
-            latency_soak_duration=0.0)
+        options = opts.ChainOptions.from_conf(as_group(
+            frame_sizes=['64'], flow_counts=[1, 10], trial_duration=10.0,
+            latency_duration=5.0, latency_soak_duration=0.0))
         self.assertEqual(1800 + 600 + 2 * 2.0 + 2 * 15.0 + 600,
                          budget.minimum_s(options, ('forward', 'reverse')))
         clock = fake_clock.FakeClock()

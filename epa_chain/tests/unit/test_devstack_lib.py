@@ -27,7 +27,7 @@ import tempfile
 import testtools
 import yaml
 
-from epa_chain.measurement import options as campaign_options
+from epa_chain.cloud import options as cloud_options
 from epa_chain.tests import repo
 
 _REPO = repo.ROOT
@@ -41,15 +41,16 @@ _PLUGIN_CONFIG = os.path.join(_REPO, 'tempest_plugin',
 
 
 def _plugin_option_names():
-    """[epa_chain] options of the Tempest plugin, read without Tempest.
+    """Every [epa_chain] option, from where each is declared.
 
-    The deployment ones declared in its config.py (every option there but
-    [service_available] epa_chain) and the campaign's table.
+    epa-chain's (epa_chain.cloud.options) and the few the Tempest plugin
+    declares for itself, read from its config.py without Tempest.
     """
     with open(_PLUGIN_CONFIG) as stream:
-        declared = re.findall(r"cfg\.\w+Opt\('(\w+)'", stream.read())
-    return ([name for name in declared if name != 'epa_chain'] +
-            list(campaign_options.conf_defaults()))
+        text = stream.read()
+    own = text[text.index('PLUGIN_OPTS = ['):]
+    return ([opt.dest for opt in cloud_options.list_opts()] +
+            re.findall(r"cfg\.\w+Opt\('(\w+)'", own))
 
 
 _SEED_BRIDGE_MAPPINGS = 'physnet1:br-eth0,physnet2:br-eth1'
@@ -361,17 +362,25 @@ class ShellLibraryTest(testtools.TestCase):
             'epa_chain_check_config', EPA_CHAIN_TEMPEST_CAMPAIGN='quick'))
 
     def test_every_plugin_option_can_be_set_from_local_conf(self):
-        # Options epa_chain_configure_tempest writes from the deployment;
-        # every other [epa_chain] option passes through from
-        # EPA_CHAIN_TEMPEST_<OPTION>.
-        from_deployment = {'template_dir', 'vnf_image', 'generator_image',
-                           'management_network', 'management_allowed_cidr',
-                           'vnf_flavor', 'generator_flavor', 'segments'}
-        listed = set(self.output(
-            'echo $EPA_CHAIN_TEMPEST_PASSTHROUGH_OPTIONS').split())
-        plugin_options = set(_plugin_option_names())
-        self.assertEqual(set(), listed - plugin_options)
-        self.assertEqual(set(), plugin_options - listed - from_deployment)
+        # No list of options in the plugin: each one declared reaches
+        # tempest.conf from EPA_CHAIN_TEMPEST_<OPTION>.
+        names = _plugin_option_names()
+        self.assertIn('generator_latency_bucket_shift', names)
+        self.assertIn('heat_region', names)
+        knobs = {'EPA_CHAIN_TEMPEST_%s' % name.upper(): 'set-%s' % name
+                 for name in names}
+        knobs['EPA_CHAIN_TEMPEST_SEGMENTS'] = 'physnet1:5,physnet2:6'
+        options = self.tempest_conf(**knobs)
+        for name in names:
+            self.assertEqual(knobs['EPA_CHAIN_TEMPEST_%s' % name.upper()],
+                             options['epa_chain', name], name)
+        # The plugin's own knobs are no options, but every option it
+        # writes itself is one.
+        own = self.output('echo $EPA_CHAIN_TEMPEST_KNOBS').lower().split()
+        self.assertEqual({'service_available', 'campaign'},
+                         set(own) - set(names))
+        self.assertNotIn(('epa_chain', 'campaign'), self.tempest_conf(
+            EPA_CHAIN_TEMPEST_CAMPAIGN='short'))
 
     # ---- images -------------------------------------------------------------
 

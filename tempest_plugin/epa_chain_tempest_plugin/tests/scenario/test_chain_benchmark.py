@@ -36,6 +36,7 @@ from tempest.lib import decorators
 from tempest.lib import exceptions as lib_exc
 from tempest import test
 
+from epa_chain.chain import directions as chain_directions
 from epa_chain.cloud import benchmark
 from epa_chain.cloud import budget
 from epa_chain.cloud import options as opts
@@ -98,13 +99,15 @@ class ChainBenchmarkTest(test.BaseTestCase):
         # Read by Tempest's setUp for the test's fixtures.Timeout.
         cls.TIMEOUT_SCALING_FACTOR = CONF.epa_chain.timeout_scaling_factor
 
-    def _benchmark(self, chain_length, direction):
+    def _benchmark(self, chain_length, word):
+        # The scenario's own words, parsed once here.
+        direction = chain_directions.parse(word)
         options = opts.ChainOptions.from_conf(CONF.epa_chain)
         reason = opts.case_skip_reason(options, chain_length, direction)
         if reason:
             self.skipTest(reason)
         stack_name = data_utils.rand_name(
-            prefix='epa-chain', name='%dvnf-%s' % (chain_length, direction))
+            prefix='epa-chain', name='%dvnf-%s' % (chain_length, word))
         factor = self.TIMEOUT_SCALING_FACTOR
         time_budget = budget.Budget(
             budget.test_timeout(scaling_factor=factor),

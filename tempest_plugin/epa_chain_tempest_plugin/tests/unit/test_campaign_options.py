@@ -132,7 +132,9 @@ class ChoicesAndBoundsAgreeTest(testtools.TestCase):
 class DirectionTest(testtools.TestCase):
 
     def test_the_scenarios_words_are_the_tables(self):
-        self.assertEqual(list(epa_config.DIRECTION_WORDS),
-                         [chain_directions.word(d) for d in (
-                             chain_directions.UNIDIRECTIONAL,
-                             chain_directions.BIDIRECTIONAL)])
+        declared = {opt.name: opt for opt in epa_config.EpaChainGroup}
+        self.assertEqual(
+            [chain_directions.word(d) for d in (
+                chain_directions.UNIDIRECTIONAL,
+                chain_directions.BIDIRECTIONAL)],
+            list(declared['directions'].type.item_type.choices))

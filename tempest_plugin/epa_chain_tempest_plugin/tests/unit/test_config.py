@@ -22,64 +22,18 @@ from oslo_config import cfg
 from oslo_config import types
 import testtools
 
+from epa_chain.cloud import hop_check
 from epa_chain.cloud import options as opts
+from epa_chain.hot import shipped
 from epa_chain.measurement import options as campaign_options
 from epa_chain.measurement import searches
 from epa_chain.measurement import trial
+from epa_chain.prox import generator as prox_generator
 from epa_chain_tempest_plugin import config as epa_config
 
-# interfaces.md section 5: name -> (oslo.config Opt class, default).
-EXPECTED_OPTIONS = {
-    'template_dir': (cfg.StrOpt, ''),
-    'vnf_image': (cfg.StrOpt, 'epa-chain-vnf'),
-    'generator_image': (cfg.StrOpt, 'epa-chain-generator'),
-    'vnf_engine': (cfg.StrOpt, 'prox'),
-    'vnf_flavor': (cfg.StrOpt, ''),
-    'generator_flavor': (cfg.StrOpt, ''),
-    'cpu_policy': (cfg.StrOpt, 'dedicated'),
-    'cpu_thread_policy': (cfg.StrOpt, 'prefer'),
-    'mem_page_size': (cfg.StrOpt, 'large'),
-    'numa_nodes': (cfg.IntOpt, 1),
-    'segments': (cfg.ListOpt, []),
-    'management_network': (cfg.StrOpt, 'private'),
-    'management_allowed_cidr': (cfg.StrOpt, '10.0.0.0/8'),
-    'key_name': (cfg.StrOpt, ''),
-    'chain_lengths': (cfg.ListOpt, [1, 2, 3]),
-    'directions': (cfg.ListOpt, ['unidirectional', 'bidirectional']),
-    'frame_sizes': (cfg.ListOpt,
-                    ['64', '128', '256', '512', '1024', '1280', '1518']),
-    'flow_counts': (cfg.ListOpt, [1]),
-    'trial_duration': (cfg.FloatOpt, 60.0),
-    'search_method': (cfg.StrOpt, 'mlrsearch'),
-    'search_resolution': (cfg.FloatOpt, 0.005),
-    'repetitions': (cfg.IntOpt, 3),
-    'max_load_fps': (cfg.FloatOpt, None),
-    'min_load_fps': (cfg.FloatOpt, None),
-    'ndr_loss_ratio': (cfg.FloatOpt, 0.0),
-    'pdr_loss_ratio': (cfg.FloatOpt, 0.005),
-    'latency_load_fraction': (cfg.FloatOpt, 0.9),
-    'latency_duration': (cfg.FloatOpt, 60.0),
-    'latency_soak_duration': (cfg.FloatOpt, 0.0),
-    'invalid_trial_retries': (cfg.IntOpt, 0),
-    'results_dir': (cfg.StrOpt, '/tmp/epa-chain-results'),
-    'stack_create_timeout': (cfg.IntOpt, 1800),
-    'vnf_ready_timeout': (cfg.IntOpt, 600),
-    'stack_delete_timeout': (cfg.IntOpt, 600),
-    'timeout_scaling_factor': (cfg.IntOpt, 4),
-    'hop_check_load_fraction': (cfg.FloatOpt, 0.01),
-    'hop_check_max_loss_ratio': (cfg.FloatOpt, 0.01),
-    'hop_check_attempts': (cfg.IntOpt, 3),
-    'generator_latency_bucket_shift': (cfg.IntOpt, 12),
-    'heat_catalog_type': (cfg.StrOpt, 'orchestration'),
-    'heat_endpoint_type': (cfg.StrOpt, 'publicURL'),
-    'heat_region': (cfg.StrOpt, ''),
-    'generator_control_port': (cfg.PortOpt, 8474),
-    'generator_rate_tolerance': (cfg.FloatOpt, 0.01),
-}
 # Read by the plugin itself (the Heat client, the test timeout), not by
 # epa_chain.cloud.options.ChainOptions.
-PLUGIN_ONLY = {'timeout_scaling_factor', 'heat_catalog_type',
-               'heat_endpoint_type', 'heat_region'}
+PLUGIN_ONLY = {opt.name for opt in epa_config.PLUGIN_OPTS}
 
 
 def registered_conf(args=()):
@@ -94,14 +48,32 @@ def registered_conf(args=()):
 
 class OptionsTest(testtools.TestCase):
 
-    def test_every_option_with_its_type_and_default(self):
+    def test_the_group_is_epa_chains_list_and_the_plugins_own(self):
+        # Declared once: epa-chain's options, then the plugin's few.
+        declared = [opt.name for opt in epa_config.EpaChainGroup]
+        self.assertEqual([opt.name for opt in opts.list_opts()] +
+                         sorted(PLUGIN_ONLY, key=declared.index), declared)
+        self.assertEqual(len(declared), len(set(declared)))
         conf = registered_conf()
+        for opt in epa_config.EpaChainGroup:
+            self.assertEqual(opt.default, conf.epa_chain[opt.name],
+                             opt.name)
+            self.assertTrue(opt.help, '%s has no help' % opt.name)
+
+    def test_defaults_owned_elsewhere_are_read_from_their_owners(self):
         declared = {opt.name: opt for opt in epa_config.EpaChainGroup}
-        self.assertEqual(sorted(EXPECTED_OPTIONS), sorted(declared))
-        for name, (opt_class, default) in EXPECTED_OPTIONS.items():
-            self.assertIs(opt_class, type(declared[name]), name)
-            self.assertEqual(default, conf.epa_chain[name], name)
-            self.assertTrue(declared[name].help, '%s has no help' % name)
+        for name in ('generator_latency_bucket_shift',
+                     'generator_control_port', 'management_allowed_cidr'):
+            self.assertEqual(shipped.parameter_default(name),
+                             declared[name].default, name)
+        self.assertEqual(hop_check.LOAD_FRACTION,
+                         declared['hop_check_load_fraction'].default)
+        self.assertEqual(hop_check.ATTEMPTS,
+                         declared['hop_check_attempts'].default)
+        self.assertEqual(prox_generator.RATE_TOLERANCE,
+                         declared['generator_rate_tolerance'].default)
+        for name, default in campaign_options.conf_defaults().items():
+            self.assertEqual(default, declared[name].default, name)
 
     def test_service_available_flag_is_off_by_default(self):
         conf = registered_conf()
@@ -147,8 +119,12 @@ class OptionsTest(testtools.TestCase):
         self.assertEqual(sorted(searches.METHODS), sorted(choices))
 
     def test_chain_options_read_every_option(self):
+        # Every option epa-chain declares is a field of the typed view,
+        # but the campaign's, which make its one Campaign.
         fields = {f.name for f in dataclasses.fields(opts.ChainOptions)}
-        self.assertEqual(set(EXPECTED_OPTIONS) - PLUGIN_ONLY, fields)
+        campaign_names = set(campaign_options.conf_defaults())
+        self.assertEqual({opt.name for opt in opts.list_opts()} -
+                         campaign_names, fields - {'campaign'})
         options = opts.ChainOptions.from_conf(registered_conf().epa_chain)
         self.assertEqual(opts.ChainOptions(), options)
 
@@ -157,9 +133,10 @@ class OptionsTest(testtools.TestCase):
         conf.set_override('frame_sizes', '64,imix,64:7/570:4/1518:1',
                           'epa_chain')
         options = opts.ChainOptions.from_conf(conf.epa_chain)
-        self.assertEqual(64, options.frame_sizes[0].size)
-        self.assertEqual(trial.IMIX_EANTC, options.frame_sizes[1].imix)
-        self.assertEqual(trial.IMIX_EANTC, options.frame_sizes[2].imix)
+        sizes = options.campaign.frame_sizes
+        self.assertEqual(64, sizes[0].size)
+        self.assertEqual(trial.IMIX_EANTC, sizes[1].imix)
+        self.assertEqual(trial.IMIX_EANTC, sizes[2].imix)
 
     def test_bad_frame_size_names_the_option(self):
         conf = registered_conf()
