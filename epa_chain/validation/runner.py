@@ -15,36 +15,36 @@
 import time
 
 from epa_chain.hot import files
-from epa_chain.hot import resolve as resolve_mod
+from epa_chain.validation import check as stack_check
 from epa_chain.validation import findings
-from epa_chain.validation import heat_errors
 from epa_chain.validation import heat_releases
-from epa_chain.validation import rules
 
-# A file not read: missing, unreadable, refused (safe_yaml, hot/tree).
-LOAD = 'LOAD'
+LOAD = stack_check.LOAD
 
 
 def validate(template_path, environment_paths=(), parameters=None,
              stack_name='epa-chain', allow_outside=False):
     """Validate one template with its environments; return a Report.
 
-    Validation is resolving the stack (hot/resolve.py) and checking the
-    rules on what Heat resolved. `parameters` override the environments'
-    as `openstack stack create --parameter` does; `allow_outside` lets
-    the template use files outside its directory tree (hot/tree.py).
+    Validation is the one resolve-and-check (check.check_stack), whose
+    findings the report lists whether it refused the stack or not, then
+    the checks against older Heat releases. `parameters` override the
+    environments' as `openstack stack create --parameter` does;
+    `allow_outside` lets the template use files outside its directory
+    tree (hot/tree.py).
     """
     started = time.monotonic()
     report = findings.Report(template_path, list(environment_paths))
     try:
-        resolved = resolve_mod.resolve(template_path, environment_paths,
-                                       parameters, stack_name, allow_outside)
-    except resolve_mod.ResolveError as exc:
+        checked = stack_check.check_stack(
+            template_path, environment_paths, parameters, stack_name,
+            allow_outside)
+    except stack_check.StackRefused as exc:
         template_set = exc.template_set
-        report.findings.extend(refusal_findings(exc))
+        report.findings.extend(exc.findings)
     else:
-        template_set = resolved.template_set
-        report.findings.extend(check(resolved))
+        template_set = checked.template_set
+        report.findings.extend(checked.findings)
     if template_set is not None:
         # The files as written: what the imported Heat accepts may still
         # break an older release that supports the template's version.
@@ -53,40 +53,9 @@ def validate(template_path, environment_paths=(), parameters=None,
     return report
 
 
-def refusal_findings(error):
-    """Why the stack did not resolve (a ResolveError), as findings."""
-    if error.load_error:
-        return [load_finding(error.error)]
-    top = error.template_set.display_path(
-        error.template_set.template_path)
-    if isinstance(error.error, resolve_mod.TopologyError):
-        return [findings.Finding(
-            rule='NODE-CONFIG', file=top, message='a server\'s user_data '
-            'cannot be read as a node config (%s)' % error.error,
-            fix='write user_data as lib/chain_server.yaml does (a '
-            '#cloud-config document with an epa_chain key)')]
-    return [heat_errors.to_finding(error.error, error.template_set,
-                                   error.template, error.context)
-            ] + _lookups(error.skipped, top)
-
-
-def check(resolved):
-    """The findings on a resolved stack: cloud lookups, then the rules."""
-    return _lookups(resolved.cloud_lookups(), resolved.display_template) + \
-        list(rules.check(resolved.topology, resolved.realisation))
-
-
-def _lookups(lookups, top):
-    return [findings.Finding(rule='CLOUD-LOOKUP', severity=findings.SKIPPED,
-                             file=top, message='%s %r: needs a cloud to '
-                             'look up' % (lookup.constraint, lookup.value))
-            for lookup in lookups]
-
-
-def load_finding(error):
-    """A file that cannot be read or must not be (files.LoadError)."""
-    return findings.Finding(rule=LOAD, file=error.path,
-                            message=error.message, fix=error.fix)
+# Until local/session.py calls check.check_stack: the names it uses.
+refusal_findings = stack_check.refusal_findings
+check = stack_check.rule_findings
 
 
 def validate_tree(directory, allow_outside=False):
@@ -95,7 +64,7 @@ def validate_tree(directory, allow_outside=False):
     reports = []
     for error in discovery.unreadable:
         report = findings.Report(error.path, [])
-        report.findings.append(load_finding(error))
+        report.findings.append(stack_check.load_finding(error))
         reports.append(report)
     for env in discovery.orphan_environments:
         report = findings.Report('', [env])

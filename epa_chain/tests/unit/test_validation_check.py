@@ -1,0 +1,82 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
+"""The one resolve-and-check: Heat's refusals and the rules', one error."""
+
+import os
+
+import fixtures
+import testtools
+
+from epa_chain.hot import resolve
+from epa_chain.hot import shipped
+from epa_chain.tests import repo
+from epa_chain.validation import check
+from epa_chain.validation import findings
+
+PVP = [shipped.preset_path('pvp-bidir', repo.TEMPLATES)]
+
+
+class TestCheckStack(testtools.TestCase):
+
+    def refused(self, parameters, stack_name='s1'):
+        return self.assertRaises(check.StackRefused, check.check_stack,
+                                 repo.CHAIN, PVP, parameters, stack_name)
+
+    def test_a_stack_the_rules_pass_is_resolved_with_its_findings(self):
+        checked = check.check_stack(repo.CHAIN, PVP, {'vnf_count': 1}, 's1')
+        self.assertIsInstance(checked, resolve.Resolved)
+        self.assertEqual('s1', checked.stack_name)
+        self.assertEqual({'vnf_count': 1}, checked.parameters)
+        self.assertEqual(['generator.server', 'vnf1.server'],
+                         sorted(n.name for n in checked.topology.nodes))
+        # Never an error; the cloud lookups it skipped are listed.
+        self.assertEqual([], [f for f in checked.findings
+                              if f.severity == findings.ERROR])
+        self.assertIn('CLOUD-LOOKUP', {f.rule for f in checked.findings})
+
+    def test_warnings_pass_and_are_kept(self):
+        checked = check.check_stack(
+            repo.CHAIN, PVP, {'management_allowed_cidr': '0.0.0.0/0'})
+        self.assertEqual(['MGMT-CIDR'], [f.rule for f in checked.findings
+                                         if f.severity == findings.WARNING])
+
+    def test_heat_refusal_says_nothing_was_created(self):
+        error = self.refused({'cpu_thread_policy': 'sometimes'})
+        self.assertIsNone(error.resolved)
+        self.assertIsNotNone(error.template_set)
+        self.assertEqual(['HEAT'], [f.rule for f in error.errors])
+        self.assertTrue(str(error).startswith(
+            'stack s1 does not validate; nothing was created:\n  '))
+        self.assertIn('cpu_thread_policy', str(error))
+
+    def test_rule_refusal_says_nothing_was_created(self):
+        # Heat accepts two segments on one VLAN; the NFV rules do not.
+        error = self.refused({'net1_physical_network': 'physnet1',
+                              'net1_vlan': 1001}, 'chain-x')
+        self.assertIsNotNone(error.resolved)
+        self.assertEqual(['VLAN-UNIQUE'], [f.rule for f in error.errors])
+        self.assertIn('stack chain-x does not validate; nothing was created',
+                      str(error))
+        self.assertIn('VLAN 1001 on physnet1', str(error))
+        # Only errors are in the message; the rest stays on the error.
+        self.assertNotIn('CLOUD-LOOKUP', str(error))
+        self.assertIn('CLOUD-LOOKUP', {f.rule for f in error.findings})
+
+    def test_a_file_that_does_not_load_is_a_load_finding(self):
+        missing = os.path.join(self.useFixture(fixtures.TempDir()).path,
+                               'none.yaml')
+        error = self.assertRaises(check.StackRefused, check.check_stack,
+                                  missing)
+        self.assertIsNone(error.template_set)
+        self.assertEqual([check.LOAD], [f.rule for f in error.errors])
+        self.assertIn('none.yaml', str(error))
