@@ -111,32 +111,27 @@ def stack_files(options, chain_length, direction):
 
 
 def resolve(stack_name, options, chain_length, direction):
-    """The stack as Heat will create it, resolved here before creating it.
+    """The stack as Heat will create it, checked before creating it.
 
-    Heat's engine runs in this process (hot/resolve.py): a parameter Heat
-    refuses stops the scenario before anything exists in the cloud, and
+    The one resolve-and-check (validation/check.py): Heat's engine runs
+    in this process, then the NFV rules; what either refuses stops the
+    scenario before any API call, so nothing exists in the cloud, and
     the nodes to wait for come from what the stack will boot.
     """
     if importlib.util.find_spec('heat') is None:
         raise StackError('resolving the stack before creating it needs '
                          'Heat\'s engine: install epa-chain[validation] '
                          'where Tempest runs')
-    from epa_chain.hot import resolve as resolve_mod
-    from epa_chain.validation import findings
-    from epa_chain.validation import runner
+    from epa_chain.validation import check
 
     template_path, environment_path = stack_files(options, chain_length,
                                                   direction)
     try:
-        return resolve_mod.resolve(
+        return check.check_stack(
             template_path, [environment_path],
             stack_parameters(options, chain_length, direction), stack_name)
-    except resolve_mod.ResolveError as exc:
-        raise StackError('stack %s does not resolve; nothing was created:'
-                         '\n%s' % (stack_name, '\n'.join(
-                             '  %s' % finding
-                             for finding in runner.refusal_findings(exc)
-                             if finding.severity == findings.ERROR)))
+    except check.StackRefused as exc:
+        raise StackError(str(exc)) from exc
 
 
 def build_create_args(stack_name, options, chain_length, direction):

@@ -1206,6 +1206,19 @@ class BenchmarkFlowTest(testtools.TestCase):
         self.assertEqual([], self.heat.calls)
         self.assertEqual([], self.cleanups)
 
+    def test_stack_the_rules_refuse_fails_before_any_stack(self):
+        # Heat accepts 3 NUMA nodes; the NFV rules know Nova refuses them
+        # for the 2-vCPU flavor: refused before any API call too.
+        self.options = dataclasses.replace(self.options, numa_nodes=3)
+        error = self.assertRaises(stack.StackError,
+                                  self.chain_benchmark().run,
+                                  's', 1, UNI)
+        self.assertIn('stack s does not validate; nothing was created',
+                      str(error))
+        self.assertIn('[EPA-NUMA]', str(error))
+        self.assertEqual([], self.heat.calls)
+        self.assertEqual([], self.cleanups)
+
     def test_nodes_to_wait_for_come_from_the_resolved_stack(self):
         options = dataclasses.replace(self.options, vnf_engine='testpmd')
         resolved = stack.resolve('chain-x', options, 2, BI)
