@@ -126,6 +126,35 @@ def load(template_path, environment_paths=(), allow_outside=False):
                        environment or {}, files)
 
 
+def from_heat(stack_name, template, environment, files):
+    """A created stack's template set, as Heat holds it.
+
+    `template`, `environment` and `files` are what `openstack stack
+    template show`, `stack environment show` and `stack file list` give
+    (parsed from JSON): the uploaded template, environment and files map
+    of stack `stack_name`. They come from the cloud, so every file is
+    checked by safe_yaml before Heat's engine parses it, as a file read
+    from disk is; LoadError names what is wrong. Nothing is read from
+    disk: Heat's engine takes nested templates from the files map.
+    """
+    name = 'stack %s' % stack_name
+    for value, what in ((template, 'template'),
+                        (environment, 'environment'), (files, 'files')):
+        if not isinstance(value, dict):
+            raise LoadError(name, 'its %s is %s, not a mapping' % (
+                what, safe_yaml.kind_of(value)), 'check the stack in Heat')
+    check_template(template, name)
+    check_environment(environment, name)
+    for url, text in files.items():
+        # JSON keys are always strings; the values must be too.
+        if not isinstance(text, str):
+            raise LoadError(name, 'file %s of its files map is %s, not '
+                            'text' % (url, safe_yaml.kind_of(text)),
+                            'check the stack in Heat')
+        safe_yaml.check(text, url, syntax=False)
+    return TemplateSet(name, [], template, environment, dict(files))
+
+
 class _Reader:
     """Reads a template set's files as template_utils would, checked.
 

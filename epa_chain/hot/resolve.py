@@ -91,20 +91,17 @@ def resolve(template, environments=(), parameters=None,
             stack_name='epa-chain', allow_outside=False):
     """Resolve a template with its environments; ResolveError if refused.
 
+    `template` is a path, loaded with the `environments` (paths) as the
+    Heat client uploads them, or a files.TemplateSet already loaded (a
+    created stack's: files.from_heat), which carries its environment.
     `parameters` override the environments' as `openstack stack create
     --parameter` does; `stack_name` is what OS::stack_name resolves to.
     Files outside the template's directory tree are refused unless
     `allow_outside` (hot/tree.py).
     """
     parameters = dict(parameters or {})
-    try:
-        template_set = files.load(template, list(environments),
-                                  allow_outside)
-    except files.LoadError as exc:
-        raise ResolveError(exc, template=exc.path)
-    if parameters:
-        template_set.environment.setdefault('parameters', {}).update(
-            parameters)
+    template_set = _template_set(template, environments, parameters,
+                                 allow_outside)
     top = template_set.display_path(template_set.template_path)
     with offline.SkippedLookups() as skipped:
         try:
@@ -132,3 +129,23 @@ def resolve(template, environments=(), parameters=None,
     return Resolved(template_set=template_set, stack_name=stack_name,
                     parameters=parameters, realisation=realisation,
                     topology=topology, skipped=list(skipped.lookups))
+
+
+def _template_set(template, environments, parameters, allow_outside):
+    """The files to resolve, with `parameters` over the environments'."""
+    if isinstance(template, files.TemplateSet):
+        if environments:
+            raise TypeError('a loaded TemplateSet carries its environment')
+        # Parameters go on a copy: the caller's set stays as Heat holds it.
+        template_set = dataclasses.replace(template)
+    else:
+        try:
+            template_set = files.load(template, list(environments),
+                                      allow_outside)
+        except files.LoadError as exc:
+            raise ResolveError(exc, template=exc.path)
+    if parameters:
+        environment = template_set.environment
+        template_set.environment = dict(environment, parameters=dict(
+            environment.get('parameters') or {}, **parameters))
+    return template_set

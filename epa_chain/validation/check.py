@@ -73,7 +73,9 @@ def check_stack(template, environments=(), parameters=None,
     """Resolve a stack offline and run the NFV rules; a Checked or refused.
 
     `template` and `environments` are paths, loaded as `openstack stack
-    create -t TEMPLATE -e ENV...` uploads them; `parameters` ({name:
+    create -t TEMPLATE -e ENV...` uploads them (or `template` is a
+    hot.files.TemplateSet already loaded, a created stack's from
+    files.from_heat, and `environments` is empty); `parameters` ({name:
     value}) override the environments' as `--parameter` does;
     `stack_name` is what OS::stack_name resolves to. Files outside the
     template's directory tree are refused unless `allow_outside`

@@ -17,6 +17,7 @@ import os
 import fixtures
 import testtools
 
+from epa_chain.hot import files
 from epa_chain.hot import resolve
 from epa_chain.hot import shipped
 from epa_chain.tests import repo
@@ -80,3 +81,42 @@ class TestCheckStack(testtools.TestCase):
         self.assertIsNone(error.template_set)
         self.assertEqual([check.LOAD], [f.rule for f in error.errors])
         self.assertIn('none.yaml', str(error))
+
+
+class TestCheckACreatedStack(testtools.TestCase):
+    """What Heat holds for a created stack goes through check_stack too."""
+
+    def held(self):
+        loaded = files.load(repo.CHAIN, PVP)
+        return loaded.template, loaded.environment, loaded.files
+
+    def test_heat_held_files_resolve_as_the_paths_do(self):
+        template_set = files.from_heat('pvp', *self.held())
+        environment = dict(template_set.environment)
+        checked = check.check_stack(template_set, (),
+                                    {'vnf_engine': 'testpmd'}, 'pvp')
+        self.assertEqual({'pvp-generator': 'prox', 'pvp-vnf1': 'testpmd'},
+                         {n.config.name: n.config.engine
+                          for n in checked.topology.nodes})
+        # The parameters went on a copy: the set is still Heat's.
+        self.assertEqual(environment, template_set.environment)
+        self.assertEqual('stack pvp', checked.display_template)
+
+    def test_a_loaded_set_takes_no_environment_paths(self):
+        template_set = files.from_heat('pvp', *self.held())
+        self.assertRaises(TypeError, check.check_stack, template_set, PVP)
+
+    def test_what_heat_gives_is_checked_before_parsing(self):
+        template, environment, held = self.held()
+        for bad, message in (
+                ((['x'], environment, held), 'its template is a list'),
+                ((template, environment, None), 'its files is empty'),
+                ((template, {'nope': {}}, held), "section 'nope'"),
+                ((template, environment, {'file:///a.yaml': 7}),
+                 'file file:///a.yaml of its files map is a number, not '
+                 'text'),
+                ((template, environment, {'file:///a.yaml': '[' * 500}),
+                 'file:///a.yaml')):
+            error = self.assertRaises(files.LoadError, files.from_heat,
+                                      'pvp', *bad)
+            self.assertIn(message, str(error))
