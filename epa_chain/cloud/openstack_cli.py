@@ -41,6 +41,8 @@ class Stack:
     outputs: dict
     # As Heat resolved them, as strings.
     parameters: dict
+    # Heat's name for it (the user may have given its ID).
+    name: str = ''
 
 
 class CLIError(RuntimeError):
@@ -86,7 +88,21 @@ class OpenStackCLI:
             reason=shown.get('stack_status_reason'),
             outputs={item['output_key']: item['output_value']
                      for item in shown.get('outputs') or []},
-            parameters=shown.get('parameters') or {})
+            parameters=shown.get('parameters') or {},
+            name=shown.get('stack_name') or '')
+
+    def created_from(self, stack):
+        """(template, environment, files map) the stack was created from.
+
+        As Heat holds them (the files map keyed by the file:// URLs the
+        creating client uploaded): what hot.files.from_heat takes.
+        """
+        template = self.json('stack', 'template', 'show', names=[stack])
+        environment = self.json('stack', 'environment', 'show',
+                                names=[stack])
+        files = self.json('stack', 'file', 'list', names=[stack])
+        return template, environment, (files.get('files')
+                                       if isinstance(files, dict) else files)
 
     def stack_servers(self, stack):
         """{server id: server name} of every server, nested stacks too."""

@@ -13,9 +13,12 @@
 """Prove that a created chain stack forwards, hop by hop.
 
 For a stack made with `openstack stack create -t templates/chain.yaml`:
-waits until every server's console says EPA-CHAIN READY, then sends a
-low-rate trial per direction through the stack's generator (its PROX
-control endpoint) and checks that the frames came back. On the compute
+puts what Heat holds for it (template, environment, files) through the
+one resolve-and-check (validation/check.py) to learn its nodes and say
+what the NFV rules find, waits until every server's console says
+EPA-CHAIN READY, then sends a low-rate trial per direction through the
+stack's generator (its PROX control endpoint) and checks that the
+frames came back. On the compute
 host (all-in-one clouds) it also reads each hop's Open vSwitch counters:
 the generator's port sent the frames, each VNF's ingress port was
 delivered them and its egress port sent them on. Uses the `openstack`
@@ -31,6 +34,7 @@ usage.
   epa-chain prove --os-cloud mycloud pvp --json proof.json
 """
 
+import importlib.util
 import json
 import math
 import re
@@ -46,6 +50,7 @@ from epa_chain.cloud import ovs_hops
 from epa_chain.cloud import readiness
 from epa_chain.measurement import trial
 from epa_chain import outputs
+from epa_chain.validation import findings
 
 PROOF_SCHEMA = 'epa-chain/proof/1'
 # Heat's stack names (heat.engine.stack), or a stack ID.
@@ -131,15 +136,58 @@ def check_arguments(args):
         outputs.check_file(args.json, '--json', allow_stdout=True)
 
 
-def _expected_nodes(cli, stack, outputs, parameters):
+def _check_created(cli, stack, shown, proof):
+    """The created stack resolved and checked offline, or None.
+
+    The one resolve-and-check (validation/check.py) on the template,
+    environment and files Heat holds for the stack: the chain's nodes
+    and engines come from what Heat resolved, and what the NFV rules
+    find is said (and kept in the proof) before waiting for the stack,
+    as warnings: the stack exists, its frames are the verdict. Without
+    Heat's engine (epa-chain[validation]), or when Heat does not give
+    the files, the chain is read from the stack's outputs and
+    parameters, and prove says so.
+    """
+    if importlib.util.find_spec('heat') is None:
+        _say('note: the stack is not checked (Heat\'s engine is not '
+             'installed: pip install \'epa-chain[validation]\'); its '
+             'chain is read from its outputs')
+        return None
+    from epa_chain.hot import files
+    from epa_chain.validation import check
+
+    name = shown.name or stack
+    try:
+        template_set = files.from_heat(name, *cli.created_from(stack))
+        checked = check.check_stack(template_set, stack_name=name)
+    except (openstack_cli.CLIError, ValueError) as exc:
+        # LoadError is a ValueError, as is JSON the client garbled.
+        _say('note: the stack is not checked (%s); its chain is read '
+             'from its outputs' % _one_line(exc))
+        return None
+    except check.StackRefused as exc:
+        checked, found = exc.resolved, exc.findings
+    else:
+        found = checked.findings
+    shown_findings = [f for f in found if f.severity != findings.SKIPPED]
+    for finding in shown_findings:
+        _say('warning: %s' % _one_line(finding))
+    proof['findings'] = [f.as_dict() for f in shown_findings]
+    return checked
+
+
+def _expected_nodes(cli, stack, outputs, parameters, checked):
     """The stack's servers with the engine each must report.
 
-    The generator (the first hop of the forward chain) runs PROX, every VNF
-    the stack's vnf_engine.
+    From the resolved stack's node configs when it was checked (as the
+    Tempest benchmark does), else the generator (the first hop of the
+    forward chain) runs PROX and every VNF the stack's vnf_engine.
     """
     servers = cli.stack_servers(stack)
     if not servers:
         raise node_readiness.NotReadyError('stack %s has no server' % stack)
+    if checked is not None:
+        return readiness.expected_nodes(checked.topology, servers)
     generator = (outputs.get('forward_chain') or [{}])[0].get('server')
     return [readiness.Node(server_id, name, 'prox' if name == generator
                            else parameters.get('vnf_engine', 'prox'))
@@ -220,8 +268,9 @@ def run(args):
             raise benchmark.BenchmarkError(
                 'stack %s has no generator_control_endpoint: prove needs '
                 'the in-stack generator (endpoints=generator)' % args.stack)
+        checked = _check_created(cli, args.stack, stack, proof)
         nodes = _expected_nodes(cli, args.stack, stack_outputs,
-                                stack.parameters)
+                                stack.parameters, checked)
         proof['servers'] = {node.name: node.engine for node in nodes}
         proof['ready_after_s'] = _wait_ready(cli, nodes, args.ready_timeout)
         _say('every server is ready; generator at %s:%s'

@@ -32,7 +32,9 @@ from epa_chain.cloud import openstack_cli
 from epa_chain.cloud import ovs_hops
 from epa_chain.cloud import readiness
 from epa_chain.commands import prove
+from epa_chain.hot import shipped
 from epa_chain.measurement import trial
+from epa_chain.tests import repo
 
 
 def _interfaces(rows):
@@ -298,3 +300,120 @@ class ProveCommandTest(unittest.TestCase):
         self.assertFalse(proof['proven'])
         self.assertIn('Stack not found', proof['error'])
         self.assertEqual(0o644, stat.S_IMODE(os.stat(target).st_mode))
+
+
+class _HeatHolds:
+    """An OpenStackCLI answering with what Heat holds for a stack.
+
+    Created from chain.yaml and a preset (plus `parameters`) as the
+    Heat client uploads them: template, environment and files map.
+    """
+
+    def __init__(self, preset='pvp-bidir', parameters=None, files=None):
+        from epa_chain.hot import files as files_mod
+        loaded = files_mod.load(repo.CHAIN, [shipped.preset_path(
+            preset, repo.TEMPLATES)])
+        environment = dict(loaded.environment)
+        environment['parameters'] = dict(environment.get('parameters') or {},
+                                         **(parameters or {}))
+        self.held = (loaded.template, environment,
+                     loaded.files if files is None else files)
+        self.asked = []
+
+    def created_from(self, stack):
+        self.asked.append(stack)
+        # As JSON from the client: nothing shared with the loaded set.
+        return json.loads(json.dumps(self.held))
+
+    def stack_servers(self, stack):
+        return {'id-gen': 'pvp-generator', 'id-vnf1': 'pvp-vnf1'}
+
+
+class ProveChecksTheCreatedStackTest(unittest.TestCase):
+    """prove resolves what Heat holds with the one resolve-and-check."""
+
+    SHOWN = openstack_cli.Stack(status='CREATE_COMPLETE', reason='',
+                                outputs={}, parameters={}, name='pvp')
+
+    def check(self, client, stack='pvp'):
+        proof, err = {}, io.StringIO()
+        with contextlib.redirect_stderr(err):
+            checked = prove._check_created(client, stack, self.SHOWN, proof)
+        return checked, proof, err.getvalue()
+
+    def test_nodes_and_engines_come_from_the_resolved_stack(self):
+        client = _HeatHolds(parameters={'vnf_engine': 'testpmd'})
+        checked, proof, err = self.check(client, 'a1b2c3d4-0000-0000-0000-'
+                                                 '000000000000')
+        self.assertEqual('', err)
+        self.assertEqual([], proof['findings'])
+        # Heat's name for it, whatever the user gave.
+        self.assertEqual('pvp', checked.stack_name)
+        nodes = prove._expected_nodes(client, 'pvp', {}, {}, checked)
+        self.assertEqual(
+            [readiness.Node('id-gen', 'pvp-generator', 'prox'),
+             readiness.Node('id-vnf1', 'pvp-vnf1', 'testpmd')], nodes)
+
+    def test_what_the_rules_find_is_said_and_kept(self):
+        client = _HeatHolds(parameters={'net1_physical_network': 'physnet1',
+                                        'net1_vlan': 1001})
+        checked, proof, err = self.check(client)
+        # The stack exists: its findings warn, its frames are the verdict.
+        self.assertIsNotNone(checked)
+        self.assertEqual(['VLAN-UNIQUE'],
+                         [f['rule'] for f in proof['findings']])
+        self.assertEqual(1, len(err.splitlines()))
+        self.assertTrue(err.startswith('warning: '), err)
+        self.assertIn('VLAN 1001 on physnet1', err)
+        self.assertNotIn('nothing was created', err)
+
+    def test_hostile_files_are_refused_and_the_outputs_used(self):
+        bomb = 'a: &a [x, x]\n' + ''.join(
+            'a%d: &a%d [*a%s, *a%s]\n' % (i, i, i - 1 if i else '',
+                                          i - 1 if i else '')
+            for i in range(40))
+        client = _HeatHolds(files={'file:///t/lib/x.yaml': bomb})
+        checked, proof, err = self.check(client)
+        self.assertIsNone(checked)
+        self.assertNotIn('findings', proof)
+        self.assertEqual(1, len(err.splitlines()))
+        self.assertIn('not checked', err)
+        self.assertIn('file:///t/lib/x.yaml', err)
+
+    def test_a_stack_heat_will_not_show_falls_back_to_the_outputs(self):
+        client = mock.Mock()
+        client.created_from.side_effect = openstack_cli.CLIError(
+            'openstack stack file list failed: Not Found\nx')
+        checked, _proof, err = self.check(client)
+        self.assertIsNone(checked)
+        self.assertEqual('note: the stack is not checked (openstack stack '
+                         'file list failed: Not Found x); its chain is read '
+                         'from its outputs\n', err)
+
+    def test_without_heat_the_outputs_are_used(self):
+        with mock.patch.object(prove.importlib.util, 'find_spec',
+                               return_value=None):
+            checked, _proof, err = self.check(mock.Mock())
+        self.assertIsNone(checked)
+        self.assertIn("pip install 'epa-chain[validation]'", err)
+
+    def test_created_from_asks_heat_with_names_after_the_options(self):
+        calls = []
+        answers = {'template': {'heat_template_version': '2021-04-16'},
+                   'environment': {'parameters': {}},
+                   'file': {'files': {'file:///t/a.yaml': 'x: 1'}}}
+
+        def run(argv, **kwargs):
+            calls.append(argv)
+            return _Done(0, json.dumps(answers[argv[2]]))
+        cli_ = openstack_cli.OpenStackCLI(run=run)
+        self.assertEqual((answers['template'], answers['environment'],
+                          answers['file']['files']),
+                         cli_.created_from('-s'))
+        self.assertEqual([
+            ['openstack', 'stack', 'template', 'show', '-f', 'json', '--',
+             '-s'],
+            ['openstack', 'stack', 'environment', 'show', '-f', 'json',
+             '--', '-s'],
+            ['openstack', 'stack', 'file', 'list', '-f', 'json', '--',
+             '-s']], calls)
