@@ -45,6 +45,7 @@ import re
 import socket
 import time
 import typing
+import warnings
 
 from epa_chain.chain import wire
 
@@ -65,16 +66,31 @@ UDP_HEADER_BYTES = 8
 IPV4_LENGTH_OFFSET = ETHERNET_HEADER_BYTES + 2
 UDP_LENGTH_OFFSET = ETHERNET_HEADER_BYTES + IPV4_HEADER_BYTES + 4
 LATENCY_BUCKETS = 128
-#: PROX's default and smallest `latency bucket size` (log2 TSC cycles).
-DEFAULT_LATENCY_BUCKET_SHIFT = 11
+#: PROX's own built-in `latency bucket size` (log2 TSC cycles), which a
+#: lat task without that line uses, and its smallest; not the stack's
+#: default (chain.yaml's generator_latency_bucket_shift).
+PROX_BUILTIN_LATENCY_BUCKET_SHIFT = 11
 MAX_IMIX_SIZES = 128
 
 _BARRIER = 'version'
+# Old names kept for a release: {old: new}.
+_DEPRECATED = {'DEFAULT_LATENCY_BUCKET_SHIFT':
+               'PROX_BUILTIN_LATENCY_BUCKET_SHIFT'}
 _QUICKACK = getattr(socket, 'TCP_QUICKACK', None)
 _MAX_REPLY_LINES = 4096
 _MAX_LINE_BYTES = 65536
 _UINT = re.compile(r'^[0-9]+$')
 _BUCKET = re.compile(r'^Bucket \[([0-9]+)\]: ([0-9]+)$')
+
+
+def __getattr__(name):
+    if name in _DEPRECATED:
+        warnings.warn('epa_chain.prox.client.%s is deprecated: use %s (it '
+                      'is PROX\'s built-in, not the stack\'s default)'
+                      % (name, _DEPRECATED[name]), DeprecationWarning,
+                      stacklevel=2)
+        return globals()[_DEPRECATED[name]]
+    raise AttributeError('module %r has no attribute %r' % (__name__, name))
 
 
 class ProxError(Exception):
@@ -271,11 +287,6 @@ def speed_percent(fps, mean_frame_bytes):
     """
     frame = max(mean_frame_bytes, MIN_PROX_SIZE + wire.FCS_BYTES)
     return fps * wire.wire_bytes(frame) / SPEED_BYTES_PER_PERCENT
-
-
-def fps_for_speed(percent, mean_frame_bytes):
-    frame = max(mean_frame_bytes, MIN_PROX_SIZE + wire.FCS_BYTES)
-    return percent * SPEED_BYTES_PER_PERCENT / wire.wire_bytes(frame)
 
 
 def _rate(count, ticks, hz):
@@ -794,7 +805,7 @@ class ProxClient:
         return result
 
     def lat_all_stats(self, core, task,
-                      bucket_shift=DEFAULT_LATENCY_BUCKET_SHIFT):
+                      bucket_shift=PROX_BUILTIN_LATENCY_BUCKET_SHIFT):
         """One lat task's last-interval stats and histogram."""
         command = 'lat all stats %d %d' % (_check_id(core, 'core'),
                                            _check_id(task, 'task'))

@@ -18,6 +18,7 @@ fixtures/prox/prox-control-transcript.json.
 
 import socket
 import time
+import warnings
 
 import testtools
 
@@ -327,7 +328,8 @@ class TestRecordedControl(ReplayTestCase):
         client.stop()
         client.reset_stats()
         client.frame_size(1, 0, 128)
-        fps = prox_client.fps_for_speed(0.2, 128)
+        # 0.2 % of 10 Gbit/s in 128-byte frames (148 on the wire).
+        fps = 0.2 * prox_client.SPEED_BYTES_PER_PERCENT / (128 + 20)
         self.assertEqual(0.2, round(client.rate_fps(1, 0, fps, 128), 9))
         started = time.monotonic()
         client.start()
@@ -357,8 +359,9 @@ class TestRecordedControl(ReplayTestCase):
         # PROX pads below 64 bytes
         self.assertEqual(prox_client.speed_percent(1000, 64),
                          prox_client.speed_percent(1000, 60))
-        self.assertAlmostEqual(844594.6, prox_client.fps_for_speed(10, 128),
-                               places=1)
+        self.assertAlmostEqual(10.0, prox_client.speed_percent(844594.6,
+                                                               128),
+                               places=6)
 
     def test_out_of_range_values_are_refused_before_sending(self):
         server, client = self.serve()
@@ -528,3 +531,17 @@ class TestTimeouts(ReplayTestCase):
                                   client.connect)
         self.assertIn('127.0.0.1:%d' % port, str(error))
         self.assertIn('listening there', str(error))
+
+
+class TestNames(testtools.TestCase):
+
+    def test_the_old_name_of_prox_builtin_shift_still_works(self):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter('always')
+            self.assertEqual(prox_client.PROX_BUILTIN_LATENCY_BUCKET_SHIFT,
+                             prox_client.DEFAULT_LATENCY_BUCKET_SHIFT)
+        self.assertEqual([DeprecationWarning],
+                         [w.category for w in caught])
+        self.assertIn('PROX_BUILTIN_LATENCY_BUCKET_SHIFT',
+                      str(caught[0].message))
+        self.assertRaises(AttributeError, getattr, prox_client, 'NO_SUCH')

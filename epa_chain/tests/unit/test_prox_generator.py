@@ -32,6 +32,7 @@ import time
 
 import testtools
 
+from epa_chain.chain import wire
 from epa_chain.measurement import guards
 from epa_chain.measurement import latency as measurement_latency
 from epa_chain.measurement import trial
@@ -201,8 +202,10 @@ class GeneratorTestCase(testtools.TestCase):
         return generator, server
 
 
-PHASE1_FPS = prox_client.fps_for_speed(0.2, 128)
-PHASE2_FPS = prox_client.fps_for_speed(10, 128)
+# The recording's `speed 1 0 0.2` and `speed 1 0 10` at 128-byte frames,
+# as frames/s (PROX's 1 % is 12.5e6 bytes/s on the wire).
+PHASE1_FPS = 0.2 * prox_client.SPEED_BYTES_PER_PERCENT / wire.wire_bytes(128)
+PHASE2_FPS = 10 * prox_client.SPEED_BYTES_PER_PERCENT / wire.wire_bytes(128)
 
 
 class TestRecordedPhases(GeneratorTestCase):
