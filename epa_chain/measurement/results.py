@@ -32,6 +32,8 @@ import os
 import re
 import stat
 
+import jsonschema
+
 from epa_chain.measurement import latency
 from epa_chain import outputs
 
@@ -198,8 +200,6 @@ def _check_values(document, source, fix):
 
 def _finite_validator(schema):
     """The schema's validator, with NaN and infinities not numbers."""
-    import jsonschema
-
     base = jsonschema.Draft202012Validator
 
     def is_number(checker, value):
@@ -226,12 +226,6 @@ def validate(document, source='results document', schema_id=SCHEMA_ID):
         raise ResultsError(
             '%s: field "schema" is %r, this epa-chain reads %r; write it '
             'with this version of %s' % (source, found, schema_id, writer))
-    try:
-        import jsonschema
-    except ImportError as error:
-        raise ResultsError('%s: cannot validate without the jsonschema '
-                           'package (pip install jsonschema)'
-                           % source) from error
     validator = _finite_validator(load_schema(schema_id))
     errors = list(validator.iter_errors(document))
     if errors:

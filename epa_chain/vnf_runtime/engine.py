@@ -27,6 +27,7 @@ import os
 import shutil
 import typing
 
+from epa_chain.prox import gen_config
 from epa_chain.vnf_runtime import control_relay
 from epa_chain.vnf_runtime import errors
 from epa_chain.vnf_runtime import hugepages
@@ -97,12 +98,6 @@ def _generator(node, ports, cores, binary, run_dir):
             '--virtio-user: the generator drives PCI data ports only '
             '(epa_chain.prox.gen_config names them by PCI address): run it '
             'in a guest, or use the host\'s own traffic generator')
-    try:
-        from epa_chain.prox import gen_config
-    except ImportError as exc:
-        raise errors.SystemSetupError(
-            'role generator: epa_chain.prox.gen_config is not installed in '
-            'this image (%s): build it with the generator element' % exc)
     path = os.path.join(run_dir, 'prox.cfg')
     devargs = {name: port.pci for name, port in ports.items()}
     try:
