@@ -61,7 +61,7 @@ moved; the runtime starts PROX with its UNIX socket (`-u`) instead and
 relays the management address and control port to it
 (epa_chain.vnf_runtime.control_relay).
 
-Only the standard library and node_config here: this runs in the image.
+Only the standard library, chain/ and prox/ here: this runs in the image.
 """
 
 import dataclasses
@@ -70,10 +70,10 @@ import typing
 
 from epa_chain.chain import directions as chain_directions
 from epa_chain.chain import node_config as node_config_module
+from epa_chain.prox import client as prox_client
 from epa_chain.prox import traffic
 
 PORT_NAMES = node_config_module.PORT_NAMES
-DEFAULT_LATENCY_BUCKET_SHIFT = 12
 DEFAULT_ACCURACY_LIMIT_NS = 1000000
 DEFAULT_MTU = 1500
 DEFAULT_NO_HUGE_MB = 256
@@ -142,7 +142,9 @@ class DirectionLayout:
 class GeneratorLayout:
     directions: typing.Tuple[DirectionLayout, ...]
     master_core: int
-    latency_bucket_shift: int = DEFAULT_LATENCY_BUCKET_SHIFT
+    # No `latency bucket size` line: PROX's own default applies.
+    latency_bucket_shift: int = (
+        prox_client.PROX_BUILTIN_LATENCY_BUCKET_SHIFT)
     accuracy_limit_ns: int = DEFAULT_ACCURACY_LIMIT_NS
     max_frame_bytes: int = DEFAULT_MTU + ETHERNET_OVERHEAD
 
@@ -220,11 +222,11 @@ class GeneratorLayout:
                                 rx_port=int(d['rx_port']),
                                 latency_index=int(d['latency_index']))
                 for d in data['directions'])
+            builtin = prox_client.PROX_BUILTIN_LATENCY_BUCKET_SHIFT
             return cls(directions=directions,
                        master_core=int(data['master_core']),
                        latency_bucket_shift=int(
-                           data.get('latency_bucket_shift',
-                                    DEFAULT_LATENCY_BUCKET_SHIFT)),
+                           data.get('latency_bucket_shift', builtin)),
                        accuracy_limit_ns=int(
                            data.get('accuracy_limit_ns',
                                     DEFAULT_ACCURACY_LIMIT_NS)),
@@ -286,7 +288,8 @@ class GeneratorLayout:
         return cls(directions=(DirectionLayout(
             direction='forward', gen=TaskRef(1, 0), lat=TaskRef(1, 1),
             tx_port=0, rx_port=1, latency_index=0),),
-            master_core=0, latency_bucket_shift=11,
+            master_core=0, latency_bucket_shift=(
+                prox_client.PROX_BUILTIN_LATENCY_BUCKET_SHIFT),
             accuracy_limit_ns=1000000, max_frame_bytes=1518)
 
 
@@ -395,56 +398,98 @@ def vdev_ports(port_devargs):
 
 
 def layout_for(config, port_devargs, cores, shared_lat_core=False,
-               compact=False, **options):
-    """The GeneratorLayout render() uses for these arguments."""
+               compact=False, latency_bucket_shift=None, **options):
+    """The GeneratorLayout render() uses for these arguments.
+
+    `latency_bucket_shift` None: the node config's, else PROX's built-in
+    (render writes no `latency bucket size` line then).
+    """
     _check_node(config)
     port_ids, _eal, _has_pci = dpdk_port_ids(port_devargs)
     directions = [f.direction for f in config.flows]
     cores = _check_cores(cores, cores_needed(len(directions),
                                              shared_lat_core, compact),
                          shared_lat_core, compact)
-    return GeneratorLayout.standard(cores, directions,
-                                    left_port=port_ids['left'],
-                                    right_port=port_ids['right'],
-                                    shared_lat_core=shared_lat_core,
-                                    compact=compact, **options)
+    shift = _bucket_line_shift(config, latency_bucket_shift)
+    return GeneratorLayout.standard(
+        cores, directions, left_port=port_ids['left'],
+        right_port=port_ids['right'], shared_lat_core=shared_lat_core,
+        compact=compact, latency_bucket_shift=(
+            prox_client.PROX_BUILTIN_LATENCY_BUCKET_SHIFT if shift is None
+            else shift), **options)
 
 
-def render(config, port_devargs, cores, latency_bucket_shift=(
-        DEFAULT_LATENCY_BUCKET_SHIFT), accuracy_limit_ns=(
-        DEFAULT_ACCURACY_LIMIT_NS), mtu=None, file_prefix='epa-chain-gen',
-        mempool_size='16K', shared_lat_core=False, huge_pages=True,
-        memory_mb=None, compact=False):
+def render(config, port_devargs, cores, latency_bucket_shift=None,
+           accuracy_limit_ns=DEFAULT_ACCURACY_LIMIT_NS, mtu=None,
+           file_prefix='epa-chain-gen', mempool_size='16K',
+           shared_lat_core=False, huge_pages=True, memory_mb=None,
+           compact=False):
     """A complete PROX .cfg for the generator role of `config`.
 
     latency_bucket_shift: histogram buckets are 2**shift TSC cycles wide
     (12 at 2.6 GHz: 1.58 us, 127 buckets up to 200 us, then one overflow
-    bucket). accuracy_limit_ns: samples whose timestamps PROX could not
-    place within this error are dropped from the latency statistics;
-    PROX's default of 5 us drops nearly all of them in a VM.
-    shared_lat_core: the lat tasks run on the last gen core (one CPU
-    fewer, see the module docstring). compact: every task on one worker
-    (cores [master, worker]; needs a PROX from epa_chain.prox.build).
-    huge_pages=False: DPDK's --no-huge,
-    for test beds without huge pages (af_packet ports), with memory_mb
-    (default 256) of ordinary memory; memory_mb alone caps the huge page
-    memory (EAL -m).
+    bucket); None: the node config's (the stack's parameter
+    generator_latency_bucket_shift), and when it carries none no line,
+    so that PROX's built-in applies. accuracy_limit_ns: samples whose
+    timestamps PROX could not place within this error are dropped from
+    the latency statistics; PROX's default of 5 us drops nearly all of
+    them in a VM. shared_lat_core: the lat tasks run on the last gen core
+    (one CPU fewer, see the module docstring). compact: every task on one
+    worker (cores [master, worker]; needs a PROX from
+    epa_chain.prox.build). huge_pages=False: DPDK's --no-huge, for test
+    beds without huge pages (af_packet ports), with memory_mb (default
+    256) of ordinary memory; memory_mb alone caps the huge page memory
+    (EAL -m).
     """
     _check_node(config)
+    _check_flags(huge_pages=huge_pages, shared_lat_core=shared_lat_core,
+                 compact=compact)
+    _check_sizes(latency_bucket_shift, accuracy_limit_ns, mtu, memory_mb)
+    _check_words(file_prefix=file_prefix, mempool_size=mempool_size)
+    port_ids, eal, has_pci = dpdk_port_ids(port_devargs)
+    shift = _bucket_line_shift(config, latency_bucket_shift)
+    layout = layout_for(
+        config, port_devargs, cores, shared_lat_core=shared_lat_core,
+        compact=compact, latency_bucket_shift=shift,
+        accuracy_limit_ns=accuracy_limit_ns,
+        max_frame_bytes=(mtu or DEFAULT_MTU) + ETHERNET_OVERHEAD)
+    out = _header(config, layout)
+    out += _eal_section(eal, has_pci, huge_pages, memory_mb, file_prefix)
+    out += _port_sections(port_ids, vdev_ports(port_devargs), mtu)
+    out += ['', '[defaults]', 'mempool size=%s' % mempool_size,
+            '', '[global]', 'name=epa-chain-generator',
+            '', '[core %d]' % layout.master_core, 'mode=master']
+    lat_lines = ['accuracy limit nsec=%d' % accuracy_limit_ns]
+    if shift is not None:
+        lat_lines.append('latency bucket size=%d' % shift)
+    out += _core_sections(config, layout, cores, lat_lines)
+    return '\n'.join(out) + '\n'
+
+
+# ---- render(): its checks ---------------------------------------------------
+
+def _bucket_line_shift(config, latency_bucket_shift):
+    """The `latency bucket size` to write: given, the node's, or None."""
+    if latency_bucket_shift is not None:
+        return latency_bucket_shift
+    return config.latency_bucket_shift
+
+
+def _check_flags(**flags):
+    for field, value in flags.items():
+        if not isinstance(value, bool):
+            raise GenConfigError(field, 'must be True or False, not %r'
+                                 % (value,))
+
+
+def _check_sizes(latency_bucket_shift, accuracy_limit_ns, mtu, memory_mb):
     if memory_mb is not None and not (isinstance(memory_mb, int) and
                                       not isinstance(memory_mb, bool) and
                                       64 <= memory_mb <= 1048576):
         raise GenConfigError('memory_mb', 'must be a whole number of MiB '
                              '>= 64, not %r' % (memory_mb,))
-    if not isinstance(huge_pages, bool):
-        raise GenConfigError('huge_pages', 'must be True or False, not %r'
-                             % (huge_pages,))
-    for field, value in (('shared_lat_core', shared_lat_core),
-                         ('compact', compact)):
-        if not isinstance(value, bool):
-            raise GenConfigError(field, 'must be True or False, not %r'
-                                 % (value,))
-    if not (isinstance(latency_bucket_shift, int) and
+    if latency_bucket_shift is not None and not (
+            isinstance(latency_bucket_shift, int) and
             MIN_LATENCY_BUCKET_SHIFT <= latency_bucket_shift <=
             MAX_LATENCY_BUCKET_SHIFT):
         raise GenConfigError('latency_bucket_shift', 'must be %d..%d, not '
@@ -457,21 +502,19 @@ def render(config, port_devargs, cores, latency_bucket_shift=(
     if mtu is not None and not (isinstance(mtu, int) and
                                 68 <= mtu <= 9600):
         raise GenConfigError('mtu', 'must be 68..9600, not %r' % (mtu,))
-    for field, value in (('file_prefix', file_prefix),
-                         ('mempool_size', mempool_size)):
+
+
+def _check_words(**words):
+    for field, value in words.items():
         if not isinstance(value, str) or not _SAFE.match(value):
             raise GenConfigError(field, 'must be one word, not %r'
                                  % (value,))
-    port_ids, eal, has_pci = dpdk_port_ids(port_devargs)
-    layout = layout_for(
-        config, port_devargs, cores, shared_lat_core=shared_lat_core,
-        compact=compact,
-        latency_bucket_shift=latency_bucket_shift,
-        accuracy_limit_ns=accuracy_limit_ns,
-        max_frame_bytes=(mtu or DEFAULT_MTU) + ETHERNET_OVERHEAD)
-    port_name = {port_ids['left']: 'left', port_ids['right']: 'right'}
-    vdevs = vdev_ports(port_devargs)
-    out = [
+
+
+# ---- render(): its sections -------------------------------------------------
+
+def _header(config, layout):
+    return [
         '; PROX generator for %s, rendered by epa_chain.prox.gen_config.'
         % config.name,
         '; Driven over the control socket by epa_chain.prox.generator,',
@@ -479,11 +522,11 @@ def render(config, port_devargs, cores, latency_bucket_shift=(
         '',
         '[variables]',
         '%s=%s' % (LAYOUT_VARIABLE, layout.to_text()),
-        '',
-        '[eal options]',
-        '-n=4',
-        'no-output=no',
     ]
+
+
+def _eal_section(eal, has_pci, huge_pages, memory_mb, file_prefix):
+    out = ['', '[eal options]', '-n=4', 'no-output=no']
     if not has_pci:
         out.append('no-pci=yes')
     if not huge_pages:
@@ -491,6 +534,12 @@ def render(config, port_devargs, cores, latency_bucket_shift=(
     if memory_mb is not None or not huge_pages:
         out.append('-m=%d' % (memory_mb or DEFAULT_NO_HUGE_MB))
     out.append('eal=--file-prefix=%s %s' % (file_prefix, ' '.join(eal)))
+    return out
+
+
+def _port_sections(port_ids, vdevs, mtu):
+    port_name = {port_ids['left']: 'left', port_ids['right']: 'right'}
+    out = []
     for port_id in sorted(port_name):
         name = port_name[port_id]
         out += ['', '[port %d]' % port_id, 'name=%s' % name,
@@ -501,15 +550,22 @@ def render(config, port_devargs, cores, latency_bucket_shift=(
             out.append('lsc=no')
         if mtu is not None:
             out.append('mtu size=%d' % mtu)
-    out += ['', '[defaults]', 'mempool size=%s' % mempool_size,
-            '', '[global]', 'name=epa-chain-generator',
-            '', '[core %d]' % layout.master_core, 'mode=master']
-    marks = ['lat pos=%d' % LAT_POS, 'accuracy pos=%d' % ACCURACY_POS,
-             'packet id pos=%d' % PACKET_ID_POS,
-             'signature=0x%08x' % SIGNATURE,
-             'signature pos=%d' % SIGNATURE_POS]
-    # One [core N] section per core, its tasks in task order: PROX reads
-    # a core's tasks from one section.
+    return out
+
+
+def _marks():
+    return ['lat pos=%d' % LAT_POS, 'accuracy pos=%d' % ACCURACY_POS,
+            'packet id pos=%d' % PACKET_ID_POS,
+            'signature=0x%08x' % SIGNATURE,
+            'signature pos=%d' % SIGNATURE_POS]
+
+
+def _core_sections(config, layout, cores, lat_lines):
+    """One [core N] section per core, its tasks in task order.
+
+    PROX reads a core's tasks from one section. `lat_lines` are the lat
+    tasks' settings (accuracy limit, bucket size).
+    """
     sections = {}
     for direction in layout.directions:
         flow = config.flow(direction.direction)
@@ -525,7 +581,7 @@ def render(config, port_devargs, cores, latency_bucket_shift=(
                 'pkt inline=%s' % _template(
                     flow.next_hop_mac, config.ports[flow.tx_port].mac,
                     *ADDRESSES[direction.direction]),
-                'pkt size=%d' % TEMPLATE_SIZE] + marks))
+                'pkt size=%d' % TEMPLATE_SIZE] + _marks()))
     # Every node has a forward flow; the reverse receiver follows it.
     lat = layout.direction('forward').lat
     receivers = (('forward', 'right'), ('reverse', 'left'))
@@ -533,14 +589,13 @@ def render(config, port_devargs, cores, latency_bucket_shift=(
         task = lat.task + offset
         sections.setdefault(lat.core, []).append((task, [
             'task=%d' % task, 'name=lat-%s' % direction, 'mode=lat',
-            'rx port=%s' % port,
-            'accuracy limit nsec=%d' % accuracy_limit_ns,
-            'latency bucket size=%d' % latency_bucket_shift] + marks))
+            'rx port=%s' % port] + lat_lines + _marks()))
+    out = []
     for core in sorted(sections, key=list(cores).index):
         out += ['', '[core %d]' % core]
         for _task, lines in sorted(sections[core], key=lambda t: t[0]):
             out += lines
-    return '\n'.join(out) + '\n'
+    return out
 
 
 def layout_from_config(text):

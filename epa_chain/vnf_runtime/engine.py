@@ -105,10 +105,8 @@ def _generator(node, ports, cores, binary, run_dir):
         # vCPUs than the standard layout wants, e.g. on a small host).
         name = gen_config.choose_layout(len(node.flows), len(cores.all))
         options = gen_config.layout_options(name)
-        if node.latency_bucket_shift is not None:
-            # The stack's choice, for guests whose delays outgrow PROX's
-            # default histogram (QEMU TCG: milliseconds).
-            options['latency_bucket_shift'] = node.latency_bucket_shift
+        # The histogram's bucket width is the node config's (the stack's
+        # choice: guests under QEMU TCG see milliseconds), if it has one.
         text = gen_config.render(node, devargs, list(cores.all), **options)
         note = gen_config.describe_layout(name, gen_config.layout_for(
             node, devargs, list(cores.all), **options))

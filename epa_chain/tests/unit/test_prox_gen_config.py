@@ -20,6 +20,7 @@ import testtools
 
 import epa_chain
 from epa_chain.chain import node_config
+from epa_chain.prox import client as prox_client
 from epa_chain.prox import gen_config
 from epa_chain.prox import traffic
 from epa_chain.tests.unit import prox_replay
@@ -28,18 +29,22 @@ LEFT, RIGHT = 'fa:16:3e:00:00:01', 'fa:16:3e:00:00:02'
 VNF1_LEFT, VNF_LAST_RIGHT = 'fa:16:3e:00:01:01', 'fa:16:3e:00:03:02'
 
 
-def generator(bidirectional=True, role='generator'):
+def generator(bidirectional=True, role='generator',
+              latency_bucket_shift=None):
     flows = [{'direction': 'forward', 'rx_port': 'right', 'tx_port': 'left',
               'next_hop_mac': VNF1_LEFT}]
     if bidirectional:
         flows.append({'direction': 'reverse', 'rx_port': 'left',
                       'tx_port': 'right', 'next_hop_mac': VNF_LAST_RIGHT})
-    return node_config.from_dict({
+    config = {
         'schema_version': 1, 'role': role, 'name': 'chain-generator',
         'engine': 'prox', 'forwarding_cores': 1, 'control_port': 8474,
         'ports': {'left': {'mac': LEFT, 'network': 'n0', 'vlan': 1001},
                   'right': {'mac': RIGHT, 'network': 'n3', 'vlan': 2001}},
-        'flows': flows})
+        'flows': flows}
+    if latency_bucket_shift is not None:
+        config['latency_bucket_shift'] = latency_bucket_shift
+    return node_config.from_dict(config)
 
 
 PCI = {'left': '0000:00:04.0', 'right': '0000:00:05.0'}
@@ -153,8 +158,8 @@ class TestRender(testtools.TestCase):
         # signature, and use only its keys plus the documented additions.
         with open(os.path.join(prox_replay.FIXTURES, 'gen.cfg')) as stream:
             recorded = tasks(parse(stream.read()))
-        rendered = tasks(parse(gen_config.render(generator(), PCI,
-                                                 [0, 1, 2, 3])))
+        rendered = tasks(parse(gen_config.render(
+            generator(latency_bucket_shift=12), PCI, [0, 1, 2, 3])))
         marks = ('lat pos', 'accuracy pos', 'packet id pos', 'signature',
                  'signature pos')
         for role, recorded_task in (('gen', (1, 0)), ('lat', (1, 1))):
@@ -170,6 +175,26 @@ class TestRender(testtools.TestCase):
             # PROX's default 5000 ns drops nearly every sample in a VM
             self.assertGreater(int(task['accuracy limit nsec']), 5000)
             self.assertEqual('12', task['latency bucket size'])
+
+    def test_no_bucket_line_without_the_nodes_shift(self):
+        # The stack owns the shift (chain.yaml); a node config without one
+        # gets PROX's built-in, and the layout says so.
+        text = gen_config.render(generator(), PCI, [0, 1, 2, 3])
+        self.assertNotIn('latency bucket size', text)
+        self.assertEqual(prox_client.PROX_BUILTIN_LATENCY_BUCKET_SHIFT,
+                         gen_config.layout_from_config(
+                             text).latency_bucket_shift)
+        self.assertEqual(gen_config.layout_from_config(text),
+                         gen_config.layout_for(generator(), PCI,
+                                               [0, 1, 2, 3]))
+        # The node's shift, unless the caller gives one.
+        carried = generator(latency_bucket_shift=17)
+        text = gen_config.render(carried, PCI, [0, 1, 2, 3])
+        self.assertEqual(2, text.count('latency bucket size=17\n'))
+        self.assertEqual(gen_config.layout_from_config(text),
+                         gen_config.layout_for(carried, PCI, [0, 1, 2, 3]))
+        self.assertIn('latency bucket size=13', gen_config.render(
+            carried, PCI, [0, 1, 2, 3], latency_bucket_shift=13))
 
     def test_pci_ports_are_numbered_in_bus_order(self):
         swapped = {'left': '0000:00:06.0', 'right': '0000:00:05.0'}

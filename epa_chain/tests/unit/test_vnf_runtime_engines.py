@@ -25,6 +25,8 @@ import os
 import testtools
 
 from epa_chain.chain import node_config
+from epa_chain.hot import shipped
+from epa_chain.prox import client as prox_client
 from epa_chain.prox import gen_config
 from epa_chain.tests.unit import vnf_runtime_fakes as fakes
 from epa_chain.tests.unit import vnf_runtime_fixtures as fixtures
@@ -266,19 +268,23 @@ class TestMatching(Guest):
     def test_generator_latency_buckets_from_the_stack(self):
         drive = self.drive('pvp-bidir', 'generator')
         node, ports, layout = self.guest(drive, cpus_count=4, isolated='')
-        # The templates' default is gen_config's.
-        self.assertEqual(gen_config.DEFAULT_LATENCY_BUCKET_SHIFT,
-                         node.latency_bucket_shift)
+        # The stack's value: chain.yaml's default.
+        self.assertEqual(shipped.parameter_default(
+            'generator_latency_bucket_shift'), node.latency_bucket_shift)
+        self.assertIn('latency bucket size=%d' % node.latency_bucket_shift,
+                      engine.plan(node, ports, layout, 'prox').config_text)
         wider = dataclasses.replace(node, latency_bucket_shift=17)
         plan = engine.plan(wider, ports, layout, 'prox')
         self.assertIn('latency bucket size=17', plan.config_text)
         self.assertEqual(17, gen_config.layout_from_config(
             plan.config_text).latency_bucket_shift)
+        # None: no line, PROX's built-in, which the layout records.
         unset = dataclasses.replace(node, latency_bucket_shift=None)
-        self.assertEqual(gen_config.DEFAULT_LATENCY_BUCKET_SHIFT,
-                         gen_config.layout_from_config(engine.plan(
-                             unset, ports, layout, 'prox').config_text
-                         ).latency_bucket_shift)
+        text = engine.plan(unset, ports, layout, 'prox').config_text
+        self.assertNotIn('latency bucket size', text)
+        self.assertEqual(prox_client.PROX_BUILTIN_LATENCY_BUCKET_SHIFT,
+                         gen_config.layout_from_config(
+                             text).latency_bucket_shift)
 
     def test_generator_needs_two_cpus(self):
         drive = self.drive('pvp-bidir', 'generator')
