@@ -28,6 +28,7 @@ import re
 import threading
 import typing
 
+from epa_chain.hot import shipped
 from epa_chain import safe_yaml
 from epa_chain.tosca import errors
 from epa_chain.tosca import imports
@@ -88,8 +89,25 @@ def load(path, inputs_path=None, allow_outside=False):
 
     safe_yaml.InputError when a file cannot be read or must not be: the
     template, its inputs or an import (a URL, or outside the template's
-    directory tree unless `allow_outside`: tosca/imports.py).
+    directory tree unless `allow_outside`: tosca/imports.py). An optional
+    input left without a value gets templates/chain.yaml's default for
+    the parameter of its name: chain.yaml owns it.
     """
+    text, raw = _read_template(path)
+    given = _given_inputs(path, inputs_path, raw)
+    imported = imports.Imports(path, text, raw, allow_outside)
+    tosca = _parse(path, inputs_path, given, raw, imported)
+    values = {i.name: given.get(i.name, i.default) for i in tosca.inputs}
+    problems = _stack_defaults(tosca, values, path)
+    problems += _check_inputs(tosca, given, values, path, inputs_path)
+    if problems:
+        raise errors.ToscaError(problems)
+    return LoadedTemplate(path=path, inputs_path=inputs_path, tosca=tosca,
+                          given=given, values=values, raw=raw)
+
+
+def _read_template(path):
+    """The service template's text and document, checked as TOSCA."""
     text = safe_yaml.read_text(path, 'service template')
     if not path.lower().endswith(TEMPLATE_SUFFIXES):
         raise safe_yaml.InputError(
@@ -105,6 +123,11 @@ def load(path, inputs_path=None, allow_outside=False):
     problems = list(_check_sections(raw, display(path)))
     if problems:
         raise errors.ToscaError(problems)
+    return text, raw
+
+
+def _given_inputs(path, inputs_path, raw):
+    """The inputs file's values, each naming an input of the template."""
     given = {}
     if inputs_path is not None:
         given = safe_yaml.load(inputs_path, 'inputs file')
@@ -116,8 +139,11 @@ def load(path, inputs_path=None, allow_outside=False):
             node=str(name), kind='input',
             fix='use one of: %s' % ', '.join(sorted(map(str, declared))))
             for name in unknown])
-    imported = imports.Imports(path, text, raw, allow_outside)
+    return given
 
+
+def _parse(path, inputs_path, given, raw, imported):
+    """tosca-parser's ToscaTemplate; its errors stamped with their place."""
     from toscaparser.common import exception as tp_exception
     from toscaparser import tosca_template
 
@@ -125,7 +151,7 @@ def load(path, inputs_path=None, allow_outside=False):
     with captured_log('tosca'), _attribution() as collected, \
             imported.served():
         try:
-            tosca = tosca_template.ToscaTemplate(path, dict(given), True)
+            return tosca_template.ToscaTemplate(path, dict(given), True)
         except safe_yaml.InputError:
             raise
         except tp_exception.ValidationError:
@@ -138,12 +164,28 @@ def load(path, inputs_path=None, allow_outside=False):
             # errors say what is wrong, the crash only where.
             raise errors.ToscaError(_problems(
                 list(collected) or [exc], path, inputs_path, raw))
-    values = {i.name: given.get(i.name, i.default) for i in tosca.inputs}
-    problems = list(_check_inputs(tosca, given, values, path, inputs_path))
-    if problems:
-        raise errors.ToscaError(problems)
-    return LoadedTemplate(path=path, inputs_path=inputs_path, tosca=tosca,
-                          given=given, values=values, raw=raw)
+
+
+def _stack_defaults(tosca, values, path):
+    """Fill in chain.yaml's default for each optional input left unset.
+
+    templates/chain.yaml owns such defaults (generator_latency_bucket_shift):
+    the service templates leave the value to it rather than copying it.
+    Updates `values`; returns a problem for each input without one.
+    """
+    problems = []
+    for item in tosca.inputs:
+        if values.get(item.name) is not None or item.required:
+            continue
+        try:
+            values[item.name] = shipped.parameter_default(item.name)
+        except shipped.PresetError as exc:
+            problems.append(errors.ToscaProblem(
+                display(path), 'no value, and no default from '
+                'templates/chain.yaml (%s)' % exc, node=item.name,
+                kind='input', fix='give it a default, or a value in the '
+                'inputs file'))
+    return problems
 
 
 def _check_sections(raw, shown):
@@ -181,6 +223,8 @@ def _check_inputs(tosca, given, values, path, inputs_path):
                 field='constraints', fix='write constraints as a list of '
                 'maps, e.g. [{valid_values: [a, b]}]')
             continue
+        if values[item.name] is None:
+            continue    # no value to check (_stack_defaults says so)
         for constraint in constraints:
             try:
                 constraint.validate(values[item.name])

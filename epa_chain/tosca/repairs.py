@@ -64,7 +64,8 @@ def repair_parameter_defaults(hot, chain):
 
     heat-translator writes a default only when it is true in Python, so an
     input defaulting to '' (key_name) becomes a parameter Heat demands a
-    value for. The defaults (or the inputs file's values) are restored.
+    value for. The defaults (or the inputs file's values, or chain.yaml's
+    default for an optional input without one: loader.py) are restored.
     """
     changes = []
     for name, parameter in (hot.get('parameters') or {}).items():

@@ -17,6 +17,7 @@ import io
 import json
 import os
 import tempfile
+from unittest import mock
 
 import testtools
 import yaml
@@ -338,3 +339,53 @@ class TestTranslationTakesParameters(testtools.TestCase):
         server = result.template['resources']['vnf1']['properties']
         self.assertEqual({'if': ['has_key_name', {'get_param': 'key_name'},
                                  None]}, server['key_name'])
+
+
+class TestChainYamlOwnsTheBucketShift(testtools.TestCase):
+    """generator_latency_bucket_shift's default is chain.yaml's.
+
+    The service templates leave it out; the translation fills it in.
+    """
+
+    NAME = 'generator_latency_bucket_shift'
+
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        tosca_cases.require_translator()
+
+    def test_the_service_templates_write_no_default(self):
+        for preset in ('pvp-bidir', 'pvvp-bidir'):
+            with open(tosca_cases.service_template(preset)) as stream:
+                inputs = yaml.safe_load(stream)['topology_template'][
+                    'inputs']
+            self.assertNotIn('default', inputs[self.NAME], preset)
+            self.assertIs(False, inputs[self.NAME]['required'], preset)
+
+    def test_translation_carries_chain_yamls_default(self):
+        from epa_chain.hot import shipped
+        from epa_chain.tosca import translate
+
+        # A change of chain.yaml's default is all it takes.
+        with mock.patch.object(shipped, 'parameter_default',
+                               return_value=17) as default:
+            result = translate.translate(
+                tosca_cases.service_template('pvp-bidir'),
+                tosca_cases.inputs_file('pvp-bidir'))
+        default.assert_called_once_with(self.NAME)
+        self.assertEqual(17, result.template['parameters'][self.NAME][
+            'default'])
+
+    def test_an_optional_input_chain_yaml_has_no_default_for(self):
+        from epa_chain.hot import shipped
+        from epa_chain.tosca import errors
+        from epa_chain.tosca import loader
+
+        with mock.patch.object(shipped, 'parameter_default',
+                               side_effect=shipped.PresetError('no default')):
+            error = self.assertRaises(
+                errors.ToscaError, loader.load,
+                tosca_cases.service_template('pvp-bidir'))
+        self.assertEqual(1, len(error.problems))
+        self.assertIn('input %s' % self.NAME, str(error))
+        self.assertIn('no default from templates/chain.yaml', str(error))
