@@ -277,6 +277,25 @@ class Runtime:
         return 1
 
     def _bring_up(self, prepared):
+        node = prepared.node
+        self._report_starting(prepared)
+        if not prepared.virtio_user:
+            # Virtio-user ports have no kernel side: testpmd's --tx-first
+            # burst is their first learning frame.
+            self._learn_before_start(prepared.ports)
+        self._check_stop()
+        self._claim_memory_and_ports(prepared)
+        self._check_stop()
+        self._start_engine(prepared.plan)
+        control = None
+        if node.role == 'generator':
+            control = self._relay_control(prepared)
+        self.reporter.ready(node.name, node.engine, pid=self._supervisor.pid,
+                            control=control)
+        self._ready_once = True
+
+    def _report_starting(self, prepared):
+        """The node, its ports, cores and command, before anything runs."""
         node, plan = prepared.node, prepared.plan
         self.reporter.update(
             state='starting', name=node.name, role=node.role,
@@ -295,16 +314,16 @@ class Runtime:
                              'mac_aging_s': switch_learning.MAC_AGING_S})
         if plan.note:
             self.reporter.note(plan.note)
-        if not prepared.virtio_user:
-            # Virtio-user ports have no kernel side: testpmd's --tx-first
-            # burst is their first learning frame.
-            kernel_ports = [(p.nic.interface, p.mac, name)
-                            for name, p in sorted(prepared.ports.items())
-                            if p.nic.interface]
-            for problem in self.learning_sender(kernel_ports):
-                self.reporter.note('switch learning before start: ' +
-                                   problem)
-        self._check_stop()
+
+    def _learn_before_start(self, ports):
+        kernel_ports = [(p.nic.interface, p.mac, name)
+                        for name, p in sorted(ports.items())
+                        if p.nic.interface]
+        for problem in self.learning_sender(kernel_ports):
+            self.reporter.note('switch learning before start: ' + problem)
+
+    def _claim_memory_and_ports(self, prepared):
+        """Huge pages, their mount, and the data ports for DPDK (undone)."""
         self._push(hugepages.reserve(self.sysfs, prepared.pages))
         self._push(hugepages.ensure_mount(prepared.pages.page_kb,
                                           mounts=self.mounts,
@@ -319,7 +338,9 @@ class Runtime:
             self._push(self.binder.bind(prepared.ports.values(),
                                         choice.driver, prepared.known))
             self.reporter.update(driver=choice.driver)
-        self._check_stop()
+
+    def _start_engine(self, plan):
+        """Write the engine's config and start it under the supervisor."""
         os.makedirs(self.options.run_dir, exist_ok=True)
         if plan.config_path:
             os.makedirs(os.path.dirname(plan.config_path), exist_ok=True)
@@ -332,21 +353,20 @@ class Runtime:
         self._push(self._supervisor.stop)
         self._check_stop()
         self._supervisor.start()
-        control = None
-        if node.role == 'generator':
-            address, interface = management.resolve(
-                prepared.drive, node, prepared.links, prepared.nics,
-                address_of=self.address_of, sleep=self._sleep)
-            relay = self.relay_factory(address, node.control_port,
-                                       interface=interface,
-                                       log=self.reporter.note)
-            self._push(relay.stop)
-            relay.start(sleep=self._sleep)
-            control = {'address': address, 'port': node.control_port,
-                       'interface': interface}
-        self.reporter.ready(node.name, node.engine, pid=self._supervisor.pid,
-                            control=control)
-        self._ready_once = True
+
+    def _relay_control(self, prepared):
+        """The generator's control port on its management address."""
+        node = prepared.node
+        address, interface = management.resolve(
+            prepared.drive, node, prepared.links, prepared.nics,
+            address_of=self.address_of, sleep=self._sleep)
+        relay = self.relay_factory(address, node.control_port,
+                                   interface=interface,
+                                   log=self.reporter.note)
+        self._push(relay.stop)
+        relay.start(sleep=self._sleep)
+        return {'address': address, 'port': node.control_port,
+                'interface': interface}
 
     def _engine_state(self, state, detail):
         fields = {'state': state, 'engine_detail': detail}
