@@ -257,53 +257,7 @@ def _stamp(exc):
 def _attribution():
     """Stamp every error tosca-parser collects with the entity it was on."""
     from toscaparser.common import exception as tp_exception
-    from toscaparser import entity_template
-    from toscaparser import nodetemplate
-    from toscaparser import parameters
-    from toscaparser import policy
-    from toscaparser import properties
 
-    def enter_entity(self, name, template, entity_name, *rest, **kw):
-        return _Place(_KINDS.get(entity_name, 'node'), name)
-
-    def create_node(self, name, *args, **kwargs):
-        return _Place('node', name)
-
-    def on_node(self, *args, **kwargs):
-        return _Place('node', self.name)
-
-    def create_policy(self, name, *args, **kwargs):
-        return _Place('policy', name)
-
-    def on_policy(self, *args, **kwargs):
-        return _Place('policy', self.name)
-
-    def enter_requirement(self, req, *args, **kwargs):
-        names = list(req) if isinstance(req, dict) else []
-        return _Place('node', self.name,
-                      'requirements.%s' % names[0] if names else
-                      'requirements')
-
-    def enter_property(self, *args, **kwargs):
-        outer = _stack()[-1] if _stack() else _Place('template', '')
-        return dataclasses.replace(outer, field=self.name)
-
-    def enter_input(self, *args, **kwargs):
-        return _Place('input', self.name)
-
-    patches = [
-        (entity_template.EntityTemplate, '__init__', enter_entity),
-        (nodetemplate.NodeTemplate, '__init__', create_node),
-        (nodetemplate.NodeTemplate, 'validate', on_node),
-        (nodetemplate.NodeTemplate, '_get_explicit_relationship',
-         enter_requirement),
-        (nodetemplate.NodeTemplate, '_validate_relationship_occurrences',
-         on_node),
-        (policy.Policy, '__init__', create_policy),
-        (policy.Policy, 'validate', on_policy),
-        (properties.Property, 'validate', enter_property),
-        (parameters.Input, 'validate', enter_input),
-    ]
     originals = []
     collected = []
     collector = tp_exception.ExceptionCollector
@@ -314,7 +268,7 @@ def _attribution():
         return append(exception)
 
     try:
-        for owner, name, place in patches:
+        for owner, name, place in _observed():
             original = owner.__dict__[name]
             originals.append((owner, name, original))
             setattr(owner, name, _scoped(original, place))
@@ -324,6 +278,69 @@ def _attribution():
         collector.appendException = staticmethod(append)
         for owner, name, original in reversed(originals):
             setattr(owner, name, original)
+
+
+def _observed():
+    """(class, method, place) for each tosca-parser method observed.
+
+    `place` gives the _Place the method works on from its arguments.
+    """
+    from toscaparser import entity_template
+    from toscaparser import nodetemplate
+    from toscaparser import parameters
+    from toscaparser import policy
+    from toscaparser import properties
+
+    return [
+        (entity_template.EntityTemplate, '__init__', _enter_entity),
+        (nodetemplate.NodeTemplate, '__init__', _create_node),
+        (nodetemplate.NodeTemplate, 'validate', _on_node),
+        (nodetemplate.NodeTemplate, '_get_explicit_relationship',
+         _enter_requirement),
+        (nodetemplate.NodeTemplate, '_validate_relationship_occurrences',
+         _on_node),
+        (policy.Policy, '__init__', _create_policy),
+        (policy.Policy, 'validate', _on_policy),
+        (properties.Property, 'validate', _enter_property),
+        (parameters.Input, 'validate', _enter_input),
+    ]
+
+
+# The place each observed method works on, from its own arguments.
+
+def _enter_entity(self, name, template, entity_name, *rest, **kw):
+    return _Place(_KINDS.get(entity_name, 'node'), name)
+
+
+def _create_node(self, name, *args, **kwargs):
+    return _Place('node', name)
+
+
+def _on_node(self, *args, **kwargs):
+    return _Place('node', self.name)
+
+
+def _create_policy(self, name, *args, **kwargs):
+    return _Place('policy', name)
+
+
+def _on_policy(self, *args, **kwargs):
+    return _Place('policy', self.name)
+
+
+def _enter_requirement(self, req, *args, **kwargs):
+    names = list(req) if isinstance(req, dict) else []
+    return _Place('node', self.name,
+                  'requirements.%s' % names[0] if names else 'requirements')
+
+
+def _enter_property(self, *args, **kwargs):
+    outer = _stack()[-1] if _stack() else _Place('template', '')
+    return dataclasses.replace(outer, field=self.name)
+
+
+def _enter_input(self, *args, **kwargs):
+    return _Place('input', self.name)
 
 
 def _scoped(function, place):
