@@ -505,55 +505,63 @@ class _Builder:
     # ---- the MAC chain ------------------------------------------------------
 
     def _check_mac_chain(self):
-        nodes, ports = self.model.nodes, self.model.ports
-        targeted = {}
-        for port in ports.values():
-            for direction, sender_name in sorted(port.receives_from.items()):
-                field = 'requirements.%s_from' % direction
-                sender = nodes.get(sender_name)
-                if sender is None:
-                    self.problem(port.node, field, '%s is no chain node'
-                                 % sender_name, 'name the chain node that '
-                                 'sends %s frames to this port' % direction)
-                    continue
-                receiver = nodes[port.server]
-                if port.side != receiver.rx_side(direction):
-                    self.problem(
-                        port.node, field, '%s receives %s frames on its %s '
-                        'port, and %s is its %s port'
-                        % (receiver.node, direction,
-                           receiver.rx_side(direction), port.node,
-                           port.side),
-                        'move the requirement to %s'
-                        % receiver.ports[receiver.rx_side(direction)].node)
-                    continue
-                tx = sender.ports[sender.tx_side(direction)]
-                if tx.network != port.network:
-                    self.problem(
-                        port.node, field, '%s sends %s frames out of %s on '
-                        '%s, but %s is on %s: the frames would never reach '
-                        'it' % (sender.node, direction, tx.node, tx.network,
-                                port.node, port.network),
-                        'name the chain node whose %s port is on %s'
-                        % (sender.tx_side(direction), port.network))
-                    continue
-                key = (sender.node, direction)
-                if key in targeted:
-                    self.problem(port.node, field, '%s already sends %s '
-                                 'frames to %s' % (sender.node, direction,
-                                                   targeted[key]),
-                                 'a node has one next hop per direction')
-                    continue
-                targeted[key] = port.node
-                if direction in sender.external_next_hop:
-                    self.problem(sender.node, 'properties.%s_next_hop_mac'
-                                 % direction, '%s sends %s frames both to '
-                                 '%s and to an external MAC'
-                                 % (sender.node, direction, port.node),
-                                 'drop %s_next_hop_mac or the %s_from '
-                                 'requirement of %s' % (direction, direction,
-                                                        port.node))
-        for node in nodes.values():
+        targeted = {}     # (sender, direction) -> the port it sends to
+        for port in self.model.ports.values():
+            for direction, sender in sorted(port.receives_from.items()):
+                self._check_hop(port, direction, sender, targeted)
+        self._check_every_sender_has_a_hop(targeted)
+        if not self.problems:
+            self._check_entries()
+
+    def _check_hop(self, port, direction, sender_name, targeted):
+        """One `<direction>_from` requirement of a data port."""
+        field = 'requirements.%s_from' % direction
+        problem = self._hop_problem(port, direction, sender_name, targeted)
+        if problem:
+            self.problem(port.node, field, *problem)
+            return
+        sender = self.model.nodes[sender_name]
+        targeted[(sender.node, direction)] = port.node
+        if direction in sender.external_next_hop:
+            self.problem(sender.node, 'properties.%s_next_hop_mac'
+                         % direction, '%s sends %s frames both to '
+                         '%s and to an external MAC'
+                         % (sender.node, direction, port.node),
+                         'drop %s_next_hop_mac or the %s_from '
+                         'requirement of %s' % (direction, direction,
+                                                port.node))
+
+    def _hop_problem(self, port, direction, sender_name, targeted):
+        """(message, fix) if the sender cannot be this port's hop."""
+        nodes = self.model.nodes
+        sender = nodes.get(sender_name)
+        if sender is None:
+            return ('%s is no chain node' % sender_name, 'name the chain '
+                    'node that sends %s frames to this port' % direction)
+        receiver = nodes[port.server]
+        if port.side != receiver.rx_side(direction):
+            return ('%s receives %s frames on its %s port, and %s is its %s '
+                    'port' % (receiver.node, direction,
+                              receiver.rx_side(direction), port.node,
+                              port.side),
+                    'move the requirement to %s'
+                    % receiver.ports[receiver.rx_side(direction)].node)
+        tx = sender.ports[sender.tx_side(direction)]
+        if tx.network != port.network:
+            return ('%s sends %s frames out of %s on %s, but %s is on %s: '
+                    'the frames would never reach it' % (
+                        sender.node, direction, tx.node, tx.network,
+                        port.node, port.network),
+                    'name the chain node whose %s port is on %s'
+                    % (sender.tx_side(direction), port.network))
+        if (sender.node, direction) in targeted:
+            return ('%s already sends %s frames to %s' % (
+                sender.node, direction, targeted[(sender.node, direction)]),
+                'a node has one next hop per direction')
+        return None
+
+    def _check_every_sender_has_a_hop(self, targeted):
+        for node in self.model.nodes.values():
             bidirectional = self.model.resolve(node.direction) != (
                 'unidirectional')
             for direction in chain_directions.DIRECTIONS:
@@ -570,8 +578,6 @@ class _Builder:
                     'give the receiving data port on %s "%s_from: %s", or '
                     'set %s_next_hop_mac to the tester\'s MAC'
                     % (tx.network, direction, node.node, direction))
-        if not self.problems:
-            self._check_entries()
 
     def _check_entries(self):
         generators = [n for n in self.model.nodes.values()
