@@ -40,55 +40,67 @@ def graph(realisation, stack_name='epa-chain'):
     for node in chain.nodes:
         if node.config is None:
             continue
-        key = names.node(node)
-        data = {}
-        for side in sorted(node.config.ports):
-            port = node.port_for(side)
-            networks[port.network.name] = _network(port.network, subnets)
-            data[side] = {
-                'network': port.network.name,
-                'port_security_enabled': port.properties.get(
-                    'port_security_enabled'),
-                'security_groups': port.properties.get('security_groups'),
-                'vnic_type': port.properties.get('binding:vnic_type'),
-                'fixed_mac': realise.fixed_mac(port.properties),
-                'name': _strip(port.properties.get('name'), prefix),
-            }
-        management = {}
-        for port in node.other_ports:
-            management[_strip(port.properties.get('name'), prefix)] = {
-                'network': port.network.name,
-                'rules': sorted(
-                    _rule(rule)
-                    for group in port.properties.get('security_groups') or []
-                    for rule in _rules(groups, group)),
-            }
-        server = node.server.properties
-        nodes[key] = {
-            'role': node.config.role,
-            'engine': node.config.engine,
-            'forwarding_cores': node.config.forwarding_cores,
-            'control_port': node.config.control_port,
-            'latency_bucket_shift': node.config.latency_bucket_shift,
-            'name': _strip(server.get('name'), prefix),
-            'image': server.get('image'),
-            'config_drive': server.get('config_drive'),
-            'user_data_format': server.get('user_data_format'),
-            'nics': [names.port(p) for p in node.ports],
-            'flavor': _flavor(node.flavor),
-            'data_ports': data,
-            'management_ports': management,
-            'config_ports': {
-                side: {'mac': names.mac(p.mac), 'network': p.network,
-                       'vlan': p.vlan}
-                for side, p in sorted(node.config.ports.items())},
-            'flows': {
-                f.direction: {'rx_port': f.rx_port, 'tx_port': f.tx_port,
-                              'next_hop': names.mac(f.next_hop_mac)}
-                for f in node.config.flows},
-        }
+        for side in node.config.ports:
+            network = node.port_for(side).network
+            networks[network.name] = _network(network, subnets)
+        nodes[names.node(node)] = _node(node, names, groups, prefix)
     return {'nodes': nodes, 'networks': networks,
             'outputs': _outputs(realisation.outputs, names, prefix)}
+
+
+def _node(node, names, groups, prefix):
+    """A chain node: its server, ports and node config, names normalised."""
+    server = node.server.properties
+    return {
+        'role': node.config.role,
+        'engine': node.config.engine,
+        'forwarding_cores': node.config.forwarding_cores,
+        'control_port': node.config.control_port,
+        'latency_bucket_shift': node.config.latency_bucket_shift,
+        'name': _strip(server.get('name'), prefix),
+        'image': server.get('image'),
+        'config_drive': server.get('config_drive'),
+        'user_data_format': server.get('user_data_format'),
+        'nics': [names.port(p) for p in node.ports],
+        'flavor': _flavor(node.flavor),
+        'data_ports': _data_ports(node, prefix),
+        'management_ports': _management_ports(node, groups, prefix),
+        'config_ports': {
+            side: {'mac': names.mac(p.mac), 'network': p.network,
+                   'vlan': p.vlan}
+            for side, p in sorted(node.config.ports.items())},
+        'flows': {
+            f.direction: {'rx_port': f.rx_port, 'tx_port': f.tx_port,
+                          'next_hop': names.mac(f.next_hop_mac)}
+            for f in node.config.flows},
+    }
+
+
+def _data_ports(node, prefix):
+    data = {}
+    for side in sorted(node.config.ports):
+        port = node.port_for(side)
+        data[side] = {
+            'network': port.network.name,
+            'port_security_enabled': port.properties.get(
+                'port_security_enabled'),
+            'security_groups': port.properties.get('security_groups'),
+            'vnic_type': port.properties.get('binding:vnic_type'),
+            'fixed_mac': realise.fixed_mac(port.properties),
+            'name': _strip(port.properties.get('name'), prefix),
+        }
+    return data
+
+
+def _management_ports(node, groups, prefix):
+    return {
+        _strip(port.properties.get('name'), prefix): {
+            'network': port.network.name,
+            'rules': sorted(
+                _rule(rule)
+                for group in port.properties.get('security_groups') or []
+                for rule in _rules(groups, group)),
+        } for port in node.other_ports}
 
 
 class _Names:
