@@ -79,31 +79,44 @@ def run(args):
     from epa_chain.tosca import errors
     from epa_chain.tosca import translate
 
-    report = sys.stderr if args.output == outputs.STDOUT else sys.stdout
     try:
         result = translate.translate(args.template, args.inputs,
                                      args.allow_files_outside)
     except safe_yaml.InputError as exc:
         return _refuse(exc)
     except errors.ToscaError as exc:
-        if args.json:
-            _dump({'schema': 'epa-chain/translate/1', 'translated': False,
-                   'errors': [p.as_dict() for p in exc.problems]})
-        else:
-            for problem in exc.problems:
-                print('epa-chain translate: %s' % problem.line(),
-                      file=sys.stderr)
+        _report_problems(exc.problems, args.json)
         return 1
     text = result.to_yaml()
     try:
-        outputs.write_text(args.output, text, OUTPUT_OPTION,
-                           allow_stdout=True)
+        _write(args.output, text)
     except ValueError as exc:
         return _refuse(exc)
-    except OSError as exc:
-        return _refuse('%s %s: cannot write: %s' % (
-            OUTPUT_OPTION, args.output, exc.strerror or exc))
     findings = _validate(text, args.output) if args.validate else []
+    return _report(result, args, findings)
+
+
+def _report_problems(problems, as_json):
+    """Why the template did not translate: a line each, or JSON."""
+    if as_json:
+        _dump({'schema': 'epa-chain/translate/1', 'translated': False,
+               'errors': [p.as_dict() for p in problems]})
+        return
+    for problem in problems:
+        print('epa-chain translate: %s' % problem.line(), file=sys.stderr)
+
+
+def _write(output, text):
+    """The translation written; OutputError (one line) if it cannot be."""
+    try:
+        outputs.write_text(output, text, OUTPUT_OPTION, allow_stdout=True)
+    except OSError as exc:
+        raise outputs.OutputError('%s %s: cannot write: %s' % (
+            OUTPUT_OPTION, output, exc.strerror or exc))
+
+
+def _report(result, args, findings):
+    """What was repaired (and found), on stdout or as JSON; the status."""
     errors_found = [f for f in findings if f.severity == 'error']
     if args.json:
         _dump({'schema': 'epa-chain/translate/1', 'translated': True,
@@ -113,16 +126,17 @@ def run(args):
                'heat_translator_messages': result.translator_messages,
                'validation': [f.as_dict() for f in findings]})
     else:
+        report = sys.stderr if args.output == outputs.STDOUT else sys.stdout
         _print_text(result, args, findings, report)
-    if errors_found:
-        first = errors_found[0]
-        print('epa-chain translate: %s: written, but does not validate: '
-              '%s: [%s] %s (%d error%s)' % (
-                  args.output, first.location(), first.rule,
-                  ' '.join(first.message.split()), len(errors_found),
-                  '' if len(errors_found) == 1 else 's'), file=sys.stderr)
-        return 1
-    return 0
+    if not errors_found:
+        return 0
+    first = errors_found[0]
+    print('epa-chain translate: %s: written, but does not validate: '
+          '%s: [%s] %s (%d error%s)' % (
+              args.output, first.location(), first.rule,
+              ' '.join(first.message.split()), len(errors_found),
+              '' if len(errors_found) == 1 else 's'), file=sys.stderr)
+    return 1
 
 
 def _plain_name(output):
