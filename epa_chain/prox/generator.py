@@ -536,6 +536,22 @@ class ProxGenerator(trial.Generator):
     # ---- results ----------------------------------------------------------
 
     def _result(self, spec, directions, plan, frame, started_at):
+        notes = self._trial_notes(spec, plan, frame)
+        results, durations, tolerances = [], [], []
+        for d in directions:
+            result, duration, tolerance = self._direction_result(spec, d,
+                                                                 notes)
+            results.append(result)
+            durations.append(duration)
+            tolerances.append(tolerance)
+        result = trial.TrialResult(spec=spec, directions=results,
+                                   started_at=started_at,
+                                   duration_s=max(durations), notes=notes)
+        guards.check_trial(result, max(tolerances))
+        return result
+
+    def _trial_notes(self, spec, plan, frame):
+        """What the trial ran on and how, for its result's notes."""
         notes = ['PROX %s (DPDK %s) at %s' % (
             self.client.prox_version.prox, self.client.prox_version.dpdk,
             self.client.endpoint), plan.description]
@@ -550,52 +566,46 @@ class ProxGenerator(trial.Generator):
                     self.sending_s(spec) - spec.duration_s, spec.duration_s,
                     gen_config.ACCURACY_WINDOW_FRAMES,
                     gen_config.ACCURACY_WINDOW_FRAMES))
-        results, durations, tolerances = [], [], []
-        for d in directions:
-            final = d.snapshots[-1]
-            tx, rx = final.gen.tx_dp, final.lat.rx_dp
-            name = d.layout.direction
-            if tx <= 0:
-                raise trial.GeneratorError(
-                    NOTHING_SENT, '%s: gen %s sent no frame; is its port '
-                    'up (port_stats) and its speed > 0?'
-                    % (name, d.layout.gen))
-            offered, method, window_s = self._offered_fps(d, tx)
-            if offered <= 0:
-                raise trial.GeneratorError(
-                    guards.RATE_SHORTFALL, '%s: gen %s sent nothing between '
-                    'two counter refreshes (%s)' % (name, d.layout.gen,
-                                                    method))
-            notes.append('%s: offered rate from %s' % (name, method))
-            tolerance = rate_tolerance_for(spec.load_fps, window_s,
-                                           self.rate_tolerance)
-            if tolerance > self.rate_tolerance * 1.01:
-                notes.append('%s: rate tolerance %.2g %% (%.2g %% and %d '
-                             'frames of counting granularity over %.2f s)'
-                             % (name, tolerance * 100,
-                                self.rate_tolerance * 100,
-                                WINDOW_SLACK_FRAMES, window_s))
-            tolerances.append(tolerance)
-            durations.append(tx / offered)
-            latency = None
-            if spec.measure_latency:
-                latency, note = self._latency(d)
-                notes.append('%s: %s' % (name, note))
-            results.append(trial.DirectionResult(
-                direction=name, intended_fps=spec.load_fps,
-                offered_fps=offered, achieved_fps=offered * rx / tx,
-                tx_frames=tx, rx_frames=rx, latency=latency))
-            ceiling = spec.load_fps * (1.0 + tolerance)
-            if offered > ceiling:
-                raise trial.GeneratorError(
-                    RATE_OVERSHOOT, '%s: offered %.0f fps of %.0f intended '
-                    '(%s); PROX speed units or counters disagree with this '
-                    'client' % (name, offered, spec.load_fps, method))
-        result = trial.TrialResult(spec=spec, directions=results,
-                                   started_at=started_at,
-                                   duration_s=max(durations), notes=notes)
-        guards.check_trial(result, max(tolerances))
-        return result
+        return notes
+
+    def _direction_result(self, spec, d, notes):
+        """One direction's outcome from its final counters.
+
+        (DirectionResult, seconds sending, rate tolerance); adds to `notes`.
+        """
+        final = d.snapshots[-1]
+        tx, rx = final.gen.tx_dp, final.lat.rx_dp
+        name = d.layout.direction
+        if tx <= 0:
+            raise trial.GeneratorError(
+                NOTHING_SENT, '%s: gen %s sent no frame; is its port up '
+                '(port_stats) and its speed > 0?' % (name, d.layout.gen))
+        offered, method, window_s = self._offered_fps(d, tx)
+        if offered <= 0:
+            raise trial.GeneratorError(
+                guards.RATE_SHORTFALL, '%s: gen %s sent nothing between two '
+                'counter refreshes (%s)' % (name, d.layout.gen, method))
+        notes.append('%s: offered rate from %s' % (name, method))
+        tolerance = rate_tolerance_for(spec.load_fps, window_s,
+                                       self.rate_tolerance)
+        if tolerance > self.rate_tolerance * 1.01:
+            notes.append('%s: rate tolerance %.2g %% (%.2g %% and %d frames '
+                         'of counting granularity over %.2f s)'
+                         % (name, tolerance * 100, self.rate_tolerance * 100,
+                            WINDOW_SLACK_FRAMES, window_s))
+        latency = None
+        if spec.measure_latency:
+            latency, note = self._latency(d)
+            notes.append('%s: %s' % (name, note))
+        if offered > spec.load_fps * (1.0 + tolerance):
+            raise trial.GeneratorError(
+                RATE_OVERSHOOT, '%s: offered %.0f fps of %.0f intended (%s); '
+                'PROX speed units or counters disagree with this client'
+                % (name, offered, spec.load_fps, method))
+        return trial.DirectionResult(
+            direction=name, intended_fps=spec.load_fps, offered_fps=offered,
+            achieved_fps=offered * rx / tx, tx_frames=tx, rx_frames=rx,
+            latency=latency), tx / offered, tolerance
 
     def _offered_fps(self, d, final_tx):
         """(frames/s while sending, how it was timed, the window in s).
