@@ -55,13 +55,13 @@ def add_arguments(parser):
 
 def run(args):
     try:
-        build.check_arguments(args)
+        request = build.request(args)
         # The cache is written: it must be a directory we can write in.
-        outputs.check_directory(build.cache_root(args.cache_dir),
-                                build.cache_option(args.cache_dir))
+        outputs.check_directory(build.cache_root(request.cache_dir),
+                                build.cache_option(request.cache_dir))
         if args.install is not None:
             outputs.check_file(args.install, '--install')
     except (build.InputError, outputs.OutputError) as error:
         print('%s: %s' % (PROG, error), file=sys.stderr)
         return 2
-    return build.run(args, prog=PROG)
+    return build.run(request, prog=PROG)

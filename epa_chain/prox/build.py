@@ -61,13 +61,18 @@ import sys
 import tarfile
 import tempfile
 import time
+import typing
 import urllib.parse
 import zlib
 
 from epa_chain.prox import dpdk_sdk
 
-CACHE_VARIABLE = 'EPA_CHAIN_PROX_CACHE'
+# The PROX environment variables, declared here once: this module reads
+# the source and the cache; prox/binary.py (what `epa-chain local` runs)
+# the binary too, and the tests read all three from here.
+BINARY_VARIABLE = 'EPA_CHAIN_PROX_BINARY'
 SOURCE_VARIABLE = 'EPA_CHAIN_PROX_SOURCE'
+CACHE_VARIABLE = 'EPA_CHAIN_PROX_CACHE'
 DEFAULT_CACHE = os.path.join('~', '.cache', 'epa-chain', 'prox')
 MANIFEST = 'manifest.json'
 BINARY = 'prox'
@@ -902,28 +907,53 @@ def source_of(args):
     return os.environ.get(SOURCE_VARIABLE), '$' + SOURCE_VARIABLE
 
 
-def check_arguments(args):
-    """Everything the command line names, before any work; InputError."""
+@dataclasses.dataclass(frozen=True)
+class Request:
+    """A build as the command line asked for it, checked (`request`)."""
+
+    source: str
+    #: what named the source: --source or $EPA_CHAIN_PROX_SOURCE
+    option: str
+    cache_dir: typing.Optional[str] = None
+    install_deps: bool = False
+    #: where to copy the binary (an absolute path), or None
+    install: typing.Optional[str] = None
+    quiet: bool = False
+
+
+def request(args):
+    """The Request of parsed arguments, every path and URL checked first.
+
+    InputError naming the option (or variable) otherwise: nothing built.
+    """
     source, option = source_of(args)
     check_source(source, option)
     check_cache_dir(cache_root(args.cache_dir), cache_option(args.cache_dir))
+    install = None
     if args.install is not None:
-        check_install(args.install)
+        install = check_install(args.install)
+    return Request(source=source, option=option, cache_dir=args.cache_dir,
+                   install_deps=args.install_deps, install=install,
+                   quiet=args.quiet)
 
 
-def run(args, prog='prox build'):
-    """Exit status: 0 built or cached, 1 the build failed, 2 bad input."""
+def run(the_request, prog='prox build'):
+    """Build (or find cached) and install: the exit status.
+
+    0 built or cached, 1 the build failed, 2 bad input. The binary's path
+    goes to stdout, progress and the one error line to stderr.
+    """
     def say(message):
-        if not args.quiet:
+        if not the_request.quiet:
             print('%s: %s' % (prog, message), file=sys.stderr, flush=True)
     try:
-        check_arguments(args)
-        if args.install_deps:
+        if the_request.install_deps:
             install_packages(missing_packages(), say)
-        source, option = source_of(args)
-        binary = build(source, args.cache_dir, progress=say, option=option)
-        if args.install:
-            binary = _install(binary, check_install(args.install))
+        binary = build(the_request.source, the_request.cache_dir,
+                       progress=say, option=the_request.option)
+        if the_request.install:
+            # again: the build took minutes, the path may have changed
+            binary = _install(binary, check_install(the_request.install))
             say('installed %s' % binary)
     except InputError as error:
         print('%s: %s' % (prog, error), file=sys.stderr)
@@ -960,11 +990,17 @@ def _install(binary, target):
 
 
 def main(argv=None):
+    prog = 'epa_chain.prox.build'
     parser = argparse.ArgumentParser(
         prog='python3 -m epa_chain.prox.build',
         description=__doc__.split('\n\n')[0])
     add_arguments(parser)
-    return run(parser.parse_args(argv), prog='epa_chain.prox.build')
+    try:
+        the_request = request(parser.parse_args(argv))
+    except InputError as error:
+        print('%s: %s' % (prog, error), file=sys.stderr)
+        return 2
+    return run(the_request, prog=prog)
 
 
 if __name__ == '__main__':

@@ -27,11 +27,9 @@ import sys
 
 from epa_chain.prox import build
 
-BINARY_VARIABLE = 'EPA_CHAIN_PROX_BINARY'
-SOURCE_VARIABLE = build.SOURCE_VARIABLE
 SKIP_REASON = ('set %s to a samplevnf tarball/git URL/directory (CI passes '
                '../shared/third_party/samplevnf-*.tar.gz) or %s'
-               % (SOURCE_VARIABLE, BINARY_VARIABLE))
+               % (build.SOURCE_VARIABLE, build.BINARY_VARIABLE))
 
 _found = {}
 
@@ -48,13 +46,13 @@ def _progress(message):
 def find(environ=None):
     """(path, None) | (None, reason); ProxBinaryError if given but bad."""
     environ = os.environ if environ is None else environ
-    binary = environ.get(BINARY_VARIABLE)
+    binary = environ.get(build.BINARY_VARIABLE)
     if binary:
         if not (os.path.isfile(binary) and os.access(binary, os.X_OK)):
             raise ProxBinaryError('%s=%s is not an executable file'
-                                  % (BINARY_VARIABLE, binary))
+                                  % (build.BINARY_VARIABLE, binary))
         return os.path.abspath(binary), None
-    source = environ.get(SOURCE_VARIABLE)
+    source = environ.get(build.SOURCE_VARIABLE)
     if not source:
         return None, SKIP_REASON
     # One build (or cache lookup) per process and source.
@@ -62,6 +60,6 @@ def find(environ=None):
         try:
             _found[source] = build.build(source, progress=_progress)
         except build.BuildError as error:
-            raise ProxBinaryError('%s=%s: %s' % (SOURCE_VARIABLE, source,
-                                                 error))
+            raise ProxBinaryError('%s=%s: %s' % (
+                build.SOURCE_VARIABLE, source, error))
     return _found[source], None

@@ -38,6 +38,7 @@ from testtools import content
 
 from epa_chain.local import host
 from epa_chain.measurement import results
+from epa_chain.prox import build
 from epa_chain.tests import prox_binary
 from epa_chain.tests import repo
 
@@ -179,8 +180,8 @@ class TestLocalBed(testtools.TestCase):
         # PROX at all: `local run` builds it (cached) from that source.
         binary = self._prox()
         given = ['--prox-binary', binary]
-        if (os.environ.get(prox_binary.SOURCE_VARIABLE) and
-                not os.environ.get(prox_binary.BINARY_VARIABLE)):
+        if (os.environ.get(build.SOURCE_VARIABLE) and
+                not os.environ.get(build.BINARY_VARIABLE)):
             given = []
         document, _elapsed = self._run_chain('pvp', *given)
         self.assertEqual(['prox'], [v['engine'] for v in

@@ -50,6 +50,7 @@ import testtools.content
 from epa_chain.chain import node_config
 from epa_chain.measurement import guards
 from epa_chain.measurement import trial
+from epa_chain.prox import build
 from epa_chain.prox import client as prox_client
 from epa_chain.prox import gen_config
 from epa_chain.prox import generator as prox_generator
@@ -204,7 +205,7 @@ class TestLiveProx(testtools.TestCase):
             raise unittest.SkipTest('live PROX test needs iproute2 (ip)')
         cls.binary = binary
         # built by epa_chain.prox.build: two gen tasks per core must work
-        cls.built = not os.environ.get(prox_binary.BINARY_VARIABLE)
+        cls.built = not os.environ.get(build.BINARY_VARIABLE)
         cls.cpus = sorted(os.sched_getaffinity(0))
         if len(cls.cpus) < 2:
             raise unittest.SkipTest('live PROX test needs 2 CPUs, this '

@@ -115,23 +115,17 @@ class BadInputTest(unittest.TestCase):
 
     def cases(self):
         """(label, argv, env, exit code, text stderr must hold)."""
-        marker = self.marker
         cache = ['--cache-dir', self.cache]
-        source = ['--source', self.tarball('good.tar.gz')] + cache
-        not_a_tree = self.directory('tree')
-        text = self.path('notes.txt')
-        with open(text, 'w') as stream:
-            stream.write('not a tarball\n')
-        truncated = self.path('truncated.tar.gz')
-        with open(self.tarball('whole.tar.gz'), 'rb') as stream:
-            data = stream.read()
-        with open(truncated, 'wb') as stream:
-            stream.write(data[:len(data) // 2])
-        os.symlink(self.directory('open', 0o777), self.path('open-link'))
-        os.symlink(self.path('somewhere'), self.path('install-link'))
-        char = _member('samplevnf/null', tarfile.CHRTYPE)
+        good = self.tarball('good.tar.gz')
+        return (self._injections(cache) + self._urls(cache) +
+                self._not_sources(cache) + self._members(cache) +
+                self._caches(good) + self._installs(['--source', good] +
+                                                    cache))
+
+    def _injections(self, cache):
+        """A source git or tar would read as an option."""
+        marker = self.marker
         return [
-            # injection: a source git or tar would read as an option
             ('upload-pack .git', ['--source=--upload-pack=touch %s;.git'
                                   % marker] + cache, None, 2, '--source'),
             ('upload-pack', ['--source=--upload-pack=touch %s' % marker] +
@@ -158,7 +152,11 @@ class BadInputTest(unittest.TestCase):
              None, 2, 'after #'),
             ('ref dots', ['--source=https://example.org/s.git#a..b'] +
              cache, None, 2, 'after #'),
-            # unknown schemes, malformed URLs
+        ]
+
+    def _urls(self, cache):
+        """Unknown schemes, malformed URLs."""
+        return [
             ('ftp', ['--source=ftp://example.org/s.tar.gz'] + cache, None, 2,
              "scheme 'ftp'"),
             ('javascript', ['--source=javascript://x'] + cache, None, 2,
@@ -169,7 +167,20 @@ class BadInputTest(unittest.TestCase):
              None, 2, 'no spaces'),
             ('control character', ['--source=s\nx.tar.gz'] + cache, None, 2,
              'control characters'),
-            # local sources that are not one
+        ]
+
+    def _not_sources(self, cache):
+        """Local sources that are not one."""
+        not_a_tree = self.directory('tree')
+        text = self.path('notes.txt')
+        with open(text, 'w') as stream:
+            stream.write('not a tarball\n')
+        truncated = self.path('truncated.tar.gz')
+        with open(self.tarball('whole.tar.gz'), 'rb') as stream:
+            data = stream.read()
+        with open(truncated, 'wb') as stream:
+            stream.write(data[:len(data) // 2])
+        return [
             ('empty', ['--source='] + cache, None, 2, 'no PROX source'),
             ('missing', ['--source', self.path('no.tar.gz')] + cache, None,
              2, 'does not exist'),
@@ -179,7 +190,12 @@ class BadInputTest(unittest.TestCase):
              'not a samplevnf tree'),
             ('truncated gzip', ['--source', truncated] + cache, None, 2,
              'damaged or truncated'),
-            # tarball members out of the tree
+        ]
+
+    def _members(self, cache):
+        """Tarball members out of the tree."""
+        char = _member('samplevnf/null', tarfile.CHRTYPE)
+        return [
             ('member ..', ['--source', self.tarball(
                 'dots.tar.gz', _member('samplevnf/../../../escaped',
                                        data=b'x'))] + cache, None, 2,
@@ -204,24 +220,35 @@ class BadInputTest(unittest.TestCase):
             ('fifo', ['--source', self.tarball(
                 'fifo.tar.gz', _member('samplevnf/fifo', tarfile.FIFOTYPE))] +
              cache, None, 2, 'device or a FIFO'),
-            # the cache holds a binary run as root
-            ('cache world-writable', ['--source', self.path('good.tar.gz'),
-                                      '--cache-dir', self.path('open')],
+        ]
+
+    def _caches(self, good):
+        """The cache holds a binary run as root."""
+        os.symlink(self.directory('open', 0o777), self.path('open-link'))
+        text = self.path('cache.txt')
+        with open(text, 'w') as stream:
+            stream.write('not a directory\n')
+        return [
+            ('cache world-writable', ['--source', good, '--cache-dir',
+                                      self.path('open')],
              None, 2, 'writable by its group or by others'),
-            ('cache through a link', ['--source', self.path('good.tar.gz'),
-                                      '--cache-dir', self.path('open-link')],
+            ('cache through a link', ['--source', good, '--cache-dir',
+                                      self.path('open-link')],
              None, 2, '--cache-dir'),
-            ('cache a file', ['--source', self.path('good.tar.gz'),
-                              '--cache-dir', text], None, 2,
+            ('cache a file', ['--source', good, '--cache-dir', text], None, 2,
              'not a directory'),
-            ('cache env', ['--source', self.path('good.tar.gz')],
+            ('cache env', ['--source', good],
              {build.CACHE_VARIABLE: self.path('open')}, 2,
              '$' + build.CACHE_VARIABLE),
-            ('cache group-writable', ['--source', self.path('good.tar.gz'),
-                                      '--cache-dir', self.directory(
-                                          'group', 0o775)], None, 2,
-             'chmod go-w'),
-            # where the binary is copied
+            ('cache group-writable', ['--source', good, '--cache-dir',
+                                      self.directory('group', 0o775)],
+             None, 2, 'chmod go-w'),
+        ]
+
+    def _installs(self, source):
+        """Where the binary is copied."""
+        os.symlink(self.path('somewhere'), self.path('install-link'))
+        return [
             ('install a directory', source + ['--install', self.tmp], None,
              2, '--install'),
             ('install a link', source + ['--install',

@@ -742,13 +742,13 @@ class TestProxBinary(TempDir):
     def test_binary_given(self):
         binary = _write(os.path.join(self.tmp, 'prox'), '', 0o755)
         self.assertEqual((binary, None), prox_binary.find(
-            {prox_binary.BINARY_VARIABLE: binary}))
+            {build.BINARY_VARIABLE: binary}))
 
     def test_binary_given_but_not_executable_is_an_error(self):
         binary = _write(os.path.join(self.tmp, 'prox'), '', 0o644)
         with self.assertRaisesRegex(prox_binary.ProxBinaryError,
                                     'is not an executable file'):
-            prox_binary.find({prox_binary.BINARY_VARIABLE: binary})
+            prox_binary.find({build.BINARY_VARIABLE: binary})
 
     def test_nothing_given_is_a_skip_reason(self):
         path, reason = prox_binary.find({})
@@ -763,11 +763,11 @@ class TestProxBinary(TempDir):
                 mock.patch.dict(prox_binary._found, clear=True):
             for _ in range(2):
                 self.assertEqual(('/cache/prox', None), prox_binary.find(
-                    {prox_binary.SOURCE_VARIABLE: source}))
+                    {build.SOURCE_VARIABLE: source}))
         self.assertEqual(1, built.call_count)
         with mock.patch.object(build, 'build', side_effect=build.BuildError(
                 'ninja failed')), \
                 mock.patch.dict(prox_binary._found, clear=True):
             with self.assertRaisesRegex(prox_binary.ProxBinaryError,
                                         'ninja failed'):
-                prox_binary.find({prox_binary.SOURCE_VARIABLE: source})
+                prox_binary.find({build.SOURCE_VARIABLE: source})
