@@ -253,20 +253,20 @@ class Bed:
         return generator
 
     def _make_generator(self):
-        from epa_chain.local import generator as local_generator
+        from epa_chain.local import afpacket
 
         config = self.plan.generator.config
-        endpoints = [local_generator.Endpoint(
+        endpoints = [afpacket.Endpoint(
             name=p.role, interface=p.peer, mac=p.mac)
             for p in self.plan.generator.ports]
         # The last hop of each direction: frames from any other source
         # reached the generator without crossing the chain.
         last_hop = {hop.direction: hop.src for hop in self.plan.hops()}
-        streams = [local_generator.Stream(
+        streams = [afpacket.Stream(
             direction=f.direction, tx=f.tx_port, rx=f.rx_port,
             dst_mac=f.next_hop_mac, last_hop_mac=last_hop.get(f.direction))
             for f in config.flows]
-        return local_generator.LocalGenerator(
+        return afpacket.AfPacketGenerator(
             self.plan.generator_netns, endpoints, streams)
 
     def close_generator(self):

@@ -10,7 +10,7 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""The local generator on a real veth pair (opt-in: root, ip netns).
+"""The AF_PACKET generator on a real veth pair (opt-in: root, ip netns).
 
 A namespace `afp-test-<pid>` holds a veth pair whose ends are the
 generator's two ports: forward goes left -> right, reverse right -> left,
@@ -34,7 +34,7 @@ import testtools
 from epa_chain.chain import directions as chain_directions
 from epa_chain.chain import learning_frame
 from epa_chain import generators
-from epa_chain.local import generator as local
+from epa_chain.local import afpacket
 from epa_chain.local.traffic import netns
 from epa_chain.measurement import guards
 from epa_chain.measurement import trial
@@ -86,11 +86,11 @@ class TestLocalGeneratorOnVeth(testtools.TestCase):
         for name in ('left', 'right'):
             self._run('ip', '-n', self.ns, 'link', 'set', name, 'up')
         self.generator = generators.create(
-            'local', netns=self.ns,
-            endpoints=[local.Endpoint('left', 'left', LEFT_MAC),
-                       local.Endpoint('right', 'right', RIGHT_MAC)],
-            streams=[local.Stream('forward', 'left', 'right', RIGHT_MAC),
-                     local.Stream('reverse', 'right', 'left', LEFT_MAC)])
+            'afpacket', netns=self.ns,
+            endpoints=[afpacket.Endpoint('left', 'left', LEFT_MAC),
+                       afpacket.Endpoint('right', 'right', RIGHT_MAC)],
+            streams=[afpacket.Stream('forward', 'left', 'right', RIGHT_MAC),
+                     afpacket.Stream('reverse', 'right', 'left', LEFT_MAC)])
         self.addCleanup(self.generator.close)
 
     def _run(self, *command):
@@ -142,7 +142,7 @@ class TestLocalGeneratorOnVeth(testtools.TestCase):
         error = self.assertRaises(trial.GeneratorError,
                                   self.generator.run_trial,
                                   spec(1000.0, 0.1, size='9018'))
-        self.assertEqual(local.UNSUPPORTED_TRIAL, error.cause)
+        self.assertEqual(afpacket.UNSUPPORTED_TRIAL, error.cause)
         self.assertIn('MTU', error.detail)
 
     def test_calibrate_exceeds_the_trial_rate(self):

@@ -10,7 +10,7 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""The local AF_PACKET generator: options, results, errors, workers.
+"""The AF_PACKET generator (local/afpacket.py): options, results, errors.
 
 No root and no namespace: a trial's full machinery (forked sender and
 receiver, control pipe, reports) runs over AF_UNIX socket pairs standing
@@ -21,14 +21,16 @@ in for the veth ends; traffic/ has its own tests
 import json
 import os
 import socket
+import sys
 import time
+import warnings
 
 import fixtures
 import testtools
 
 from epa_chain.chain import directions as chain_directions
 from epa_chain import generators
-from epa_chain.local import generator as local
+from epa_chain.local import afpacket
 from epa_chain.local.traffic import netns
 from epa_chain.local.traffic import pacing
 from epa_chain.local.traffic import receiver
@@ -52,7 +54,7 @@ def make(**options):
     arguments = {'netns': 'afp-unit', 'endpoints': ENDPOINTS,
                  'streams': STREAMS}
     arguments.update(options)
-    return local.LocalGenerator(**arguments)
+    return afpacket.AfPacketGenerator(**arguments)
 
 
 def spec(load, duration=1.0, directions=('forward',), latency=False,
@@ -66,14 +68,28 @@ def spec(load, duration=1.0, directions=('forward',), latency=False,
 class TestOptions(testtools.TestCase):
 
     def test_registry_builds_it_from_plain_data(self):
-        self.assertIn('local', generators.names())
-        made = generators.create('local', netns='afp-unit',
+        self.assertIn('afpacket', generators.names())
+        made = generators.create('afpacket', netns='afp-unit',
                                  endpoints=ENDPOINTS, streams=STREAMS)
-        self.assertIsInstance(made, local.LocalGenerator)
-        self.assertEqual(local.Endpoint('left', 'left', LEFT_MAC),
+        self.assertIsInstance(made, afpacket.AfPacketGenerator)
+        self.assertEqual(afpacket.Endpoint('left', 'left', LEFT_MAC),
                          made.endpoints['left'])
         self.assertEqual(0.02, made.rate_tolerance)
         self.assertEqual(10e9, made.link_bps)
+
+    def test_its_old_name_still_builds_it_and_warns(self):
+        self.assertNotIn('local', generators.names())
+        self.assertTrue(generators.known('local'))
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter('always')
+            made = generators.create('local', netns='afp-unit',
+                                     endpoints=ENDPOINTS, streams=STREAMS)
+            sys.modules.pop('epa_chain.local.generator', None)
+            from epa_chain.local import generator as old_module
+        self.assertIsInstance(made, afpacket.AfPacketGenerator)
+        self.assertIs(afpacket.AfPacketGenerator, old_module.LocalGenerator)
+        self.assertEqual([DeprecationWarning] * 2,
+                         [w.category for w in caught])
 
     def test_lists_may_come_as_json_text(self):
         made = make(endpoints=json.dumps(ENDPOINTS),
@@ -85,7 +101,7 @@ class TestOptions(testtools.TestCase):
 
     def test_describe(self):
         described = make().describe()
-        self.assertEqual('local', described['name'])
+        self.assertEqual('afpacket', described['name'])
         self.assertEqual('afp-unit', described['netns'])
         self.assertEqual('SO_TIMESTAMPNS (kernel rx)',
                          described['timestamping'])
@@ -127,12 +143,12 @@ class TestOptions(testtools.TestCase):
         generator = make(streams=STREAMS[:1])
         error = self.assertRaises(trial.GeneratorError, generator.run_trial,
                                   spec(1000.0, directions=('reverse',)))
-        self.assertEqual(local.UNSUPPORTED_TRIAL, error.cause)
+        self.assertEqual(afpacket.UNSUPPORTED_TRIAL, error.cause)
         generator.close()
         generator.close()
         error = self.assertRaises(trial.GeneratorError, generator.run_trial,
                                   spec(1000.0))
-        self.assertEqual(local.CLOSED, error.cause)
+        self.assertEqual(afpacket.CLOSED, error.cause)
 
 
 def stream_report(rx, planned, direction='forward', sample_cap=100):
