@@ -34,7 +34,7 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(
     __file__))))
 
-from epa_chain.commands import measure  # noqa: E402
+from epa_chain.commands import _arguments  # noqa: E402
 from epa_chain import generators  # noqa: E402
 from epa_chain.measurement import campaign  # noqa: E402
 from epa_chain.measurement import options as campaign_options  # noqa: E402
@@ -105,7 +105,7 @@ def _case_summary(generator, case):
 
 def compare(args):
     """Run both searches on one model; returns the comparison dict."""
-    options = measure.parse_options(args.generator_option, None)
+    options = _arguments.parse_generator_options(args.generator_option)
     generator = generators.create('model', **options)
     runs = {}
     for method in ('rfc2544', 'mlrsearch'):

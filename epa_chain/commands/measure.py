@@ -27,10 +27,12 @@ written), 2 usage.
       --method rfc2544 --trial-duration 60 --json out.json
 """
 
-import ipaddress
-import re
+import dataclasses
 import sys
+import typing
+import warnings
 
+from epa_chain.commands import _arguments
 from epa_chain.generators import options as generator_options
 from epa_chain.measurement import options as campaign_options
 from epa_chain import outputs
@@ -57,79 +59,35 @@ def add_arguments(parser):
                         help='no progress lines on stderr')
 
 
-def parse_pairs(pairs, option, example, convert=str):
-    """KEY=VALUE items of a repeatable option, as a dict."""
-    found = {}
-    for pair in pairs:
-        key, sep, value = pair.partition('=')
-        if not sep or not key.strip():
-            raise ValueError('%s %r: give KEY=VALUE, e.g. %s'
-                             % (option, pair, example))
-        found[key.strip()] = convert(value.strip())
-    return found
+@dataclasses.dataclass(frozen=True)
+class Request:
+    """`epa-chain measure` as typed, checked values."""
+
+    generator: str
+    #: the generator's keyword arguments (host and port for prox)
+    options: typing.Mapping[str, typing.Any]
+    campaign: typing.Any            # measurement.campaign.Campaign
+    json: str
+    tables: bool = False
+    quiet: bool = False
+    prox_endpoint: typing.Optional[str] = None
 
 
-# A host name (RFC 1123 labels) or an IP address; never an option.
-_HOST_NAME = re.compile(r'(?=.{1,253}\Z)[A-Za-z0-9]([A-Za-z0-9-]{0,61}'
-                        r'[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}'
-                        r'[A-Za-z0-9])?)*\.?')
-_PORT = re.compile(r'[0-9]{1,5}')
+# Moved to commands/_arguments.py (shared with `epa-chain local`), kept
+# for a release: {old name: new name}.
+_MOVED = {'parse_pairs': 'parse_pairs', 'parse_endpoint': 'parse_endpoint',
+          'parse_options': 'parse_generator_options',
+          'build_plan': 'campaign_from_arguments'}
 
 
-def parse_endpoint(text, option='--prox-endpoint'):
-    """(host, port) of HOST:PORT, [IPv6]:PORT; ValueError names `option`."""
-    fix = ('give HOST:PORT with a port in 1-65535, e.g. 10.0.0.5:8474 or '
-           '[fd00::5]:8474')
-    host, sep, port = text.rpartition(':')
-    if not sep or not _PORT.fullmatch(port) or not 1 <= int(port) <= 65535:
-        raise ValueError('%s %r: %s' % (option, text, fix))
-    bracketed = host.startswith('[') and host.endswith(']')
-    if bracketed:
-        host = host[1:-1]
-    try:
-        address = ipaddress.ip_address(host)
-    except ValueError:
-        address = None
-    if address is None and not _HOST_NAME.fullmatch(host):
-        raise ValueError('%s %r: %r is neither an IP address nor a host '
-                         'name; %s' % (option, text, host, fix))
-    if address is not None and address.version == 6 and not bracketed:
-        raise ValueError('%s %r: write an IPv6 address in brackets; %s'
-                         % (option, text, fix))
-    return host, int(port)
-
-
-def _option_message(error, text):
-    """A generator's OptionError as the command line spells it."""
-    return '--generator-option %s=%s: %s' % (error.name, text, error.fix)
-
-
-def parse_options(pairs, prox_endpoint, generator='model'):
-    """The generator's keyword arguments: typed, checked, named.
-
-    `pairs` are --generator-option KEY=VALUE items of `generator`; host
-    and port come from `prox_endpoint` (HOST:PORT) when given.
-    """
-    texts = parse_pairs(pairs, '--generator-option', 'link_bps=1e9')
-    try:
-        options = generator_options.from_text(generator, texts)
-    except generator_options.OptionError as error:
-        raise ValueError(_option_message(error, texts[error.name])) from None
-    if prox_endpoint:
-        options['host'], options['port'] = parse_endpoint(prox_endpoint)
-    return options
-
-
-def build_plan(args, front_end=campaign_options.MEASURE, **fixed):
-    """The Campaign of the parsed options; ValueError names the option."""
-    from epa_chain.measurement import campaign
-
-    try:
-        values = campaign_options.values_from_arguments(args, front_end)
-        values.update(fixed)
-        return campaign.Campaign(**values)
-    except campaign_options.FieldError as error:
-        raise ValueError(campaign_options.cli_message(error, args)) from None
+def __getattr__(name):
+    if name not in _MOVED:
+        raise AttributeError('module %r has no attribute %r'
+                             % (__name__, name))
+    warnings.warn('epa_chain.commands.measure.%s is epa_chain.commands.'
+                  '_arguments.%s now' % (name, _MOVED[name]),
+                  DeprecationWarning, stacklevel=2)
+    return getattr(_arguments, _MOVED[name])
 
 
 def _error(message):
@@ -143,12 +101,14 @@ def _check_generator(args):
     from epa_chain import generators
 
     if args.generator not in generator_options.TABLES:
-        if args.generator in generators.names():
+        measured = ' or '.join(sorted(generator_options.TABLES))
+        if generators.known(args.generator) and generators.kind(
+                args.generator, warn=False).local:
             raise ValueError('--generator %s: its test bed runs it: use '
-                             '`epa-chain %s run`; measure runs %s'
-                             % (args.generator, args.generator,
-                                ' or '.join(sorted(
-                                    generator_options.TABLES))))
+                             '`epa-chain local run --generator %s`; measure '
+                             'runs %s' % (args.generator, generators.kind(
+                                 args.generator, warn=False).name,
+                                 measured))
         raise ValueError('--generator %r: unknown generator: choose one of '
                          '%s' % (args.generator, ', '.join(sorted(
                              generator_options.TABLES))))
@@ -160,31 +120,36 @@ def _check_generator(args):
                          '10.0.0.5:8474')
 
 
-def _check_outputs(args, plan):
-    """Before any trial: a campaign of hours never ends in "cannot write"."""
+def _request(args):
+    """The Request of the parsed arguments; ValueError names the option.
+
+    Every option, generator option and output path is checked here,
+    before the first trial: a campaign of hours never ends in "cannot
+    write".
+    """
+    _check_generator(args)
+    plan = _arguments.campaign_from_arguments(args)
+    options = _arguments.parse_generator_options(
+        args.generator_option, args.prox_endpoint, args.generator)
     outputs.check_file(args.json, '--json', allow_stdout=True)
     if plan.results_dir is not None:
         outputs.check_directory(plan.results_dir, '--results-dir')
+    return Request(generator=args.generator, options=options, campaign=plan,
+                   json=args.json, tables=args.tables, quiet=args.quiet,
+                   prox_endpoint=args.prox_endpoint)
 
 
 def run(args):
     # Imported here: the CLI loads every command module at start.
     from epa_chain import generators
-    from epa_chain.measurement import campaign
-    from epa_chain.measurement import report
-    from epa_chain.measurement import results
     from epa_chain.measurement import trial
 
     try:
-        _check_generator(args)
-        plan = build_plan(args)
-        options = parse_options(args.generator_option, args.prox_endpoint,
-                                args.generator)
-        _check_outputs(args, plan)
-        generator = generators.create(args.generator, **options)
+        request = _request(args)
+        generator = generators.create(request.generator, **request.options)
     except generator_options.OptionError as error:
         # Options checked together (knee_fps against ndr_fps).
-        _error(_option_message(error, error.value))
+        _error(_arguments.option_message(error, error.value))
         return 2
     except ValueError as error:
         _error(error)
@@ -192,27 +157,36 @@ def run(args):
     except trial.GeneratorError as error:
         _error('generator %s: %s' % (args.generator, error))
         return 1
+    return _measure(request, generator)
 
-    def progress(line):
-        print(line, file=sys.stderr, flush=True)
 
+def _progress(line):
+    print(line, file=sys.stderr, flush=True)
+
+
+def _measure(request, generator):
+    """Run the campaign and write its results; the exit status."""
+    from epa_chain.measurement import campaign
+    from epa_chain.measurement import report
+    from epa_chain.measurement import results
+
+    progress = None if request.quiet else _progress
     with generator:
         # PROX out of reach fails every case the same way, each after a
         # connect timeout: say it once, before the campaign.
         unreachable = generator.describe().get('connect_error')
         if unreachable:
             _error('--prox-endpoint %s: %s; nothing measured'
-                   % (args.prox_endpoint, unreachable))
+                   % (request.prox_endpoint, unreachable))
             return 1
-        document = campaign.run(generator, plan,
-                                None if args.quiet else progress)
-    if args.json == outputs.STDOUT:
+        document = campaign.run(generator, request.campaign, progress)
+    if request.json == outputs.STDOUT:
         sys.stdout.write(results.to_text(document))
     else:
-        campaign.write_json(document, args.json, '--json')
-        if not args.quiet:
-            progress('results written to %s' % args.json)
-    if args.tables:
+        campaign.write_json(document, request.json, '--json')
+        if progress:
+            progress('results written to %s' % request.json)
+    if request.tables:
         sys.stdout.write(report.render_tables(document))
     failures = campaign.errors(document)
     for label, cause, detail in failures:

@@ -25,6 +25,9 @@ front end names it as its users wrote it (cli_message, conf_name).
     add_arguments(parser, 'measure')
     values = values_from_arguments(parser.parse_args(), 'measure')
     plan = campaign.Campaign(**values)
+
+The commands do this through commands/_arguments.campaign_from_arguments,
+which names a refused value as the user wrote it.
 """
 
 import dataclasses
@@ -303,10 +306,6 @@ class Option:
                    else 'give a number in %s' % bounds)
             raise FieldError(self.field, value, fix + self.hint)
         return value
-
-
-def _list_of_text(values):
-    return list(values)
 
 
 def _plain(value):

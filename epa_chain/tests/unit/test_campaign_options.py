@@ -33,7 +33,7 @@ import testtools
 from epa_chain.chain import directions as chain_directions
 from epa_chain import cli
 from epa_chain.cloud import options as opts
-from epa_chain.commands import measure
+from epa_chain.commands import _arguments
 from epa_chain.measurement import campaign
 from epa_chain.measurement import options
 from epa_chain.tests import cli_options
@@ -62,11 +62,12 @@ class DefaultsAgreeTest(testtools.TestCase):
 
     def test_measure_starts_from_the_model_defaults(self):
         args = parse('measure', '--json', 'out.json')
-        self.assertEqual(campaign.Campaign(), measure.build_plan(args))
+        self.assertEqual(campaign.Campaign(),
+                         _arguments.campaign_from_arguments(args))
 
     def test_local_run_starts_from_its_declared_overrides(self):
         args = parse('local', 'run')
-        plan = measure.build_plan(args, options.LOCAL)
+        plan = _arguments.campaign_from_arguments(args, options.LOCAL)
         self.assertEqual(campaign.Campaign(**options.OVERRIDES[options.LOCAL]),
                          plan)
         # The bed sets these; the command line does not offer them.
@@ -188,9 +189,10 @@ class DirectionTest(testtools.TestCase):
             self.assertRaises(ValueError, chain_directions.parse, text)
 
     def test_one_form_everywhere(self):
-        self.assertEqual(('forward', 'reverse'), measure.build_plan(parse(
-            'measure', '--direction', 'bidirectional', '--json', 'x'))
-            .directions)
+        self.assertEqual(('forward', 'reverse'),
+                         _arguments.campaign_from_arguments(parse(
+                             'measure', '--direction', 'bidirectional',
+                             '--json', 'x')).directions)
         options_ = opts.ChainOptions()
         plan = options_.case_campaign(
             options_.campaign.frame_sizes[0], 1,

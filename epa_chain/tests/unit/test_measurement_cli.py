@@ -20,10 +20,12 @@ import os
 import shutil
 import socket
 import tempfile
+import warnings
 
 import testtools
 
 from epa_chain import cli
+from epa_chain.commands import _arguments
 from epa_chain.commands import measure
 from epa_chain.measurement import options as campaign_options
 from epa_chain.measurement import results
@@ -215,9 +217,30 @@ class TestArgumentParsing(testtools.TestCase):
         self.assertEqual({'jitter': 0.01, 'seed': 4, 'latency_mode': 'off',
                           'max_tx_fps': None, 'host': '10.0.0.5',
                           'port': 8474},
-                         measure.parse_options(
+                         _arguments.parse_generator_options(
                              ['jitter=0.01', 'seed=4', 'latency_mode=off',
                               'max_tx_fps=none'], '10.0.0.5:8474'))
+
+
+class TestMovedNames(testtools.TestCase):
+
+    def test_the_old_names_still_work_and_warn(self):
+        args = cli.build_parser().parse_args(['measure', '--json', 'x'])
+        for old, new, call in (
+                ('build_plan', _arguments.campaign_from_arguments, (args,)),
+                ('parse_pairs', _arguments.parse_pairs,
+                 (['a=1'], '--x', 'a=1')),
+                ('parse_endpoint', _arguments.parse_endpoint, ('h:1',)),
+                ('parse_options', _arguments.parse_generator_options,
+                 (['seed=4'], None))):
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter('always')
+                function = getattr(measure, old)
+            self.assertIs(new, function)
+            self.assertEqual([DeprecationWarning],
+                             [w.category for w in caught], old)
+            self.assertEqual(new(*call), function(*call))
+        self.assertRaises(AttributeError, getattr, measure, 'nothing_such')
 
 
 class TestCompareSearches(testtools.TestCase):
