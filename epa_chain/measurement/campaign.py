@@ -152,12 +152,13 @@ def _reference_goal(outcome):
 
 
 def _run_case(generator, plan, frame_size, flows, progress, saver):
-    profile = trial.TrafficProfile(frame_size=frame_size, flows=flows,
-                                   directions=plan.directions)
-    label = _case_label(frame_size, flows, plan.directions)
-    recorder = common.TrialRecorder(generator, profile, label, progress,
-                                    retries=plan.invalid_trial_retries)
-    max_load = recorder.line_rate_fps
+    """One case: search, then latency and soak at the reference goal."""
+    return _Case(generator, plan, frame_size, flows, progress, saver).run()
+
+
+def _load_range(line_rate_fps, plan):
+    """(min, max) frames/s a case's search may offer."""
+    max_load = line_rate_fps
     if plan.max_load_fps is not None:
         max_load = min(max_load, plan.max_load_fps)
     min_load = plan.min_load_fps or max_load * DEFAULT_MIN_LOAD_FRACTION
@@ -165,61 +166,92 @@ def _run_case(generator, plan, frame_size, flows, progress, saver):
         # Line rate of a big frame can fall below a minimum meant for
         # small ones; the case records the floor actually used.
         min_load = max_load * DEFAULT_MIN_LOAD_FRACTION
-    case = {
-        'frame_size': results.frame_size_dict(frame_size), 'flows': flows,
-        'directions': list(plan.directions),
-        'line_rate_fps': recorder.line_rate_fps, 'max_load_fps': max_load,
-        'min_load_fps': min_load, 'search': None, 'latency': None,
-        'soak': None, 'trials': recorder.records, 'totals': None,
-        'error': None,
-    }
+    return min_load, max_load
 
-    def checkpoint():
-        case['totals'] = {'trials': recorder.count,
-                          'trial_seconds': recorder.trial_seconds,
-                          'measured_seconds': recorder.measured_seconds,
-                          'invalid_trials': recorder.invalid}
-        saver.save()
 
-    saver.document['cases'].append(case)
-    phase = 'search'
-    try:
-        outcome = searches.search(plan.method, recorder, plan, min_load,
-                                  max_load)
-        case['search'] = {
+class _Case:
+    """One case's record in the results, saved after every phase."""
+
+    def __init__(self, generator, plan, frame_size, flows, progress, saver):
+        profile = trial.TrafficProfile(frame_size=frame_size, flows=flows,
+                                       directions=plan.directions)
+        self.plan, self.progress, self.saver = plan, progress, saver
+        self.label = _case_label(frame_size, flows, plan.directions)
+        self.recorder = common.TrialRecorder(
+            generator, profile, self.label, progress,
+            retries=plan.invalid_trial_retries)
+        self.min_load, self.max_load = _load_range(
+            self.recorder.line_rate_fps, plan)
+        self.phase = 'search'
+        self.record = {
+            'frame_size': results.frame_size_dict(frame_size),
+            'flows': flows, 'directions': list(plan.directions),
+            'line_rate_fps': self.recorder.line_rate_fps,
+            'max_load_fps': self.max_load, 'min_load_fps': self.min_load,
+            'search': None, 'latency': None, 'soak': None,
+            'trials': self.recorder.records, 'totals': None, 'error': None,
+        }
+
+    def checkpoint(self):
+        recorder = self.recorder
+        self.record['totals'] = {
+            'trials': recorder.count,
+            'trial_seconds': recorder.trial_seconds,
+            'measured_seconds': recorder.measured_seconds,
+            'invalid_trials': recorder.invalid}
+        self.saver.save()
+
+    def run(self):
+        self.saver.document['cases'].append(self.record)
+        try:
+            reference = self._search()
+            if reference is not None:
+                self._at_reference(reference)
+            elif self.progress:
+                self.progress('%s: no goal has a throughput figure; latency '
+                              'not measured' % self.label)
+        except trial.GeneratorError as error:
+            self.record['error'] = {'cause': error.cause,
+                                    'detail': error.detail,
+                                    'phase': self.phase}
+            if self.progress:
+                self.progress('%s: ERROR during %s: %s'
+                              % (self.label, self.phase, error))
+        self.checkpoint()
+        return self.record
+
+    def _search(self):
+        """The throughput search; its reference goal (or None)."""
+        recorder = self.recorder
+        outcome = searches.search(self.plan.method, recorder, self.plan,
+                                  self.min_load, self.max_load)
+        self.record['search'] = {
             'method': outcome.method,
             'goals': [goal.as_dict() for goal in outcome.goals],
             'details': outcome.details, 'trials': recorder.count,
             'trial_seconds': recorder.trial_seconds}
-        _say(progress, label, outcome, recorder)
-        checkpoint()
-        reference = _reference_goal(outcome)
-        if reference is not None:
-            load = reference.throughput_fps * plan.latency_load_fraction
-            if plan.latency_duration_s > 0:
-                phase = 'latency'
-                case['latency'] = _latency_test(recorder, plan, reference,
-                                                load)
-                checkpoint()
-            if plan.soak_duration_s > 0:
-                phase = 'soak'
+        _say(self.progress, self.label, outcome, recorder)
+        self.checkpoint()
+        return _reference_goal(outcome)
 
-                def save_soak(state):
-                    case['soak'] = state
-                    checkpoint()
-                soak.run(recorder, load, plan.soak_duration_s,
-                         plan.soak_interval_s, save_soak,
-                         tags={'goal': reference.name})
-        elif progress:
-            progress('%s: no goal has a throughput figure; latency not '
-                     'measured' % label)
-    except trial.GeneratorError as error:
-        case['error'] = {'cause': error.cause, 'detail': error.detail,
-                         'phase': phase}
-        if progress:
-            progress('%s: ERROR during %s: %s' % (label, phase, error))
-    checkpoint()
-    return case
+    def _at_reference(self, reference):
+        """Latency, then soak, at a fraction of the reference throughput."""
+        plan = self.plan
+        load = reference.throughput_fps * plan.latency_load_fraction
+        if plan.latency_duration_s > 0:
+            self.phase = 'latency'
+            self.record['latency'] = _latency_test(self.recorder, plan,
+                                                   reference, load)
+            self.checkpoint()
+        if plan.soak_duration_s > 0:
+            self.phase = 'soak'
+
+            def save_soak(state):
+                self.record['soak'] = state
+                self.checkpoint()
+            soak.run(self.recorder, load, plan.soak_duration_s,
+                     plan.soak_interval_s, save_soak,
+                     tags={'goal': reference.name})
 
 
 def _latency_test(recorder, plan, reference, load):
