@@ -12,11 +12,19 @@
 
 """HOT templates through Heat's own engine, without a cloud.
 
+Owns reading templates as the Heat client uploads them and resolving a
+stack as Heat would create it; which shipped template and preset to use.
+
 files     loads a template with its environments and nested files, as
-          `openstack stack create` would upload them.
+          `openstack stack create` would upload them (or takes what Heat
+          holds for a created stack: from_heat).
 offline   sets Heat's engine up in-process with the cloud-only parts
           (service catalogue, clients, lookup constraints) neutralised.
 realise   walks a parsed stack in dependency order, giving every resource
           synthetic IDs and attributes so that Heat resolves every
           intrinsic function, nested stacks included.
+resolve   a stack as Heat would create it: realisation, topology and
+          parameters (validation/check.py adds the rules).
+shipped   the shipped templates and presets; chain.yaml's defaults.
+tree      which files a template may pull in: its own tree, no URL.
 """

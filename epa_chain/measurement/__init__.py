@@ -10,4 +10,22 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""Trials, searches, latency statistics and results of a benchmark."""
+"""Trials, searches, latency statistics and results of a benchmark.
+
+Owns what a measurement is, whatever generator runs it: the trial
+contract, the campaign over frame sizes and flow counts, the searches,
+the guards against untrustworthy trials, and the results document with
+its tables and plots.
+
+trial     one trial: the contract between searches and generators.
+options   the campaign's options, declared once (CLI and Tempest).
+campaign  every frame size x flow count of a plan, one document.
+searches  throughput searches by method name (searches/).
+guards    checks that turn untrustworthy trials into errors.
+latency   one-way delay statistics: RFC 2544, RFC 5481 PDV and IPDV.
+soak      a long latency soak at one load, saved as it goes.
+results   the results document: versioned JSON, validated.
+readers   readers of a results document for the tables and plots.
+report    text tables in the layout of the seed reports.
+plots     PNG plots: throughput, latency distributions.
+"""

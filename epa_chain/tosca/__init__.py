@@ -12,9 +12,15 @@
 
 """TOSCA service templates translated to HOT by the upstream translator.
 
+Owns `epa-chain translate`'s work: reading a service template, the chain
+it describes, what heat-translator loses and its repair, and the check
+that a translation equals the HOT preset it mirrors.
+
 errors       a problem in a template, addressed to its node and field.
+imports      a template's imports, read and checked before tosca-parser.
 loader       parses a service template and its inputs with tosca-parser and
-             turns its errors into ones naming the node and the field.
+             turns its errors into ones naming the node and the field;
+             fills in chain.yaml's default for an optional input.
 model        reads the chain out of the parsed template: segments, nodes,
              ports, the MAC chain, management access; checks it is a chain.
 repairs      one function per thing heat-translator loses, each putting it

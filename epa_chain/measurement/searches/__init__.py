@@ -15,6 +15,12 @@
 `search(recorder, plan, min_load, max_load) -> common.SearchOutcome`
 with loads in frames/s per direction. MLRsearch is imported only when
 asked for.
+
+common      running and recording trials; what a search returns.
+rfc2544     RFC 2544: one binary search per loss-ratio goal.
+mlr         MLRsearch (FD.io CSIT, IETF BMWG) through its PyPI library.
+best_worst  EANTC's Best-of-N and Worst-of-N (seed 002).
+linear      EANTC's linear loss sweep (seed 002).
 """
 
 import importlib
