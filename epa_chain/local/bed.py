@@ -79,9 +79,6 @@ class Bed:
     # ---- up ---------------------------------------------------------------
 
     def up(self):
-        from epa_chain.local import hugepages
-        from epa_chain.local import switch as switch_mod
-
         started = time.monotonic()
         plan, state = self.plan, self.state
         if state.exists():
@@ -89,6 +86,23 @@ class Bed:
                            'killed; run `epa-chain local down --prefix %s` '
                            'first' % (state.path, plan.prefix, plan.prefix))
         state.begin(summary(plan))
+        self._namespaces()
+        self._hugepages()
+        self._switch()
+        self._bridges_and_ports()
+        self._start_vnfs()
+        self._wait_ready()
+        if plan.generator.kind == 'prox':
+            self.generator = self._start_prox_generator()
+        else:
+            self.generator = self._make_generator()
+        state.set(phase='up')
+        self.timings['up_s'] = time.monotonic() - started
+        self.progress('up in %.1f s' % self.timings['up_s'])
+        return self
+
+    def _namespaces(self):
+        plan, state = self.plan, self.state
         for name in (plan.ovs_netns, plan.generator_netns):
             if name in host.namespaces():
                 raise BedError('network namespace %s exists: run `epa-chain '
@@ -98,6 +112,12 @@ class Bed:
             host.add_namespace(name)
         self.progress('namespaces %s, %s' % (plan.ovs_netns,
                                              plan.generator_netns))
+
+    def _hugepages(self):
+        from epa_chain.local import hugepages
+
+        plan, state = self.plan, self.state
+        # the intent first: down gives back what a killed reserve took
         state.set(hugepages={'intent': plan.hugepages,
                              'nr_before': hugepages.total(),
                              'mount_point': state.hugepage_mount})
@@ -105,6 +125,11 @@ class Bed:
                                               state.hugepage_mount))
         self.progress('huge pages: %d x 2 MB for OVS and %d VNF(s)'
                       % (plan.hugepages, len(plan.vnfs)))
+
+    def _switch(self):
+        from epa_chain.local import switch as switch_mod
+
+        plan, state = self.plan, self.state
         self.switch = switch_mod.PrivateSwitch(
             state.switch_dir, plan.ovs_netns, prefix=plan.prefix,
             pmd_cpus=plan.pmd_cpus, huge_dir=state.hugepage_mount)
@@ -118,9 +143,12 @@ class Bed:
                           versions.get('dpdk_version'),
                           ','.join(str(c) for c in plan.pmd_cpus),
                           plan.ovs_netns))
+
+    def _bridges_and_ports(self):
+        plan = self.plan
         for bridge in plan.bridges:
             self.switch.add_bridge(bridge.name, mac_aging_s=MAC_AGING_S)
-        os.makedirs(state.socket_dir, exist_ok=True)
+        os.makedirs(self.state.socket_dir, exist_ok=True)
         for port in plan.ports:
             if port.kind == 'vhost':
                 self.switch.add_vhost_client_port(port.bridge, port.name,
@@ -130,16 +158,6 @@ class Bed:
         self.progress('bridges %s; %d ports' % (
             ', '.join(_bridge_label(plan, b) for b in plan.bridges),
             len(plan.ports)))
-        self._start_vnfs()
-        self._wait_ready()
-        if plan.generator.kind == 'prox':
-            self.generator = self._start_prox_generator()
-        else:
-            self.generator = self._make_generator()
-        state.set(phase='up')
-        self.timings['up_s'] = time.monotonic() - started
-        self.progress('up in %.1f s' % self.timings['up_s'])
-        return self
 
     def _add_veth(self, port):
         plan = self.plan
@@ -229,6 +247,7 @@ class Bed:
 
     def _start_prox_generator(self):
         from epa_chain.local import prox_generator
+        from epa_chain.local import prox_setup
 
         plan = self.plan
         if not self.prox_binary:
@@ -239,7 +258,7 @@ class Bed:
         host.run(['ip', '-n', plan.generator_netns, 'link', 'set', 'lo',
                   'up'])
         generator = prox_generator.LocalProxGenerator(
-            prox_generator.setup(plan.generator, plan.generator.cpus),
+            prox_setup.setup(plan.generator, plan.generator.cpus),
             plan.generator_netns,
             cpu_notes=[n for n in plan.notes
                        if n.startswith('PROX generator')])

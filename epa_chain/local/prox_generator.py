@@ -10,30 +10,21 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""The PROX generator on the local bed: one PROX on vhost-user ports.
+"""The PROX generator on the local bed: drive and pace the bed's PROX.
 
-The generator's ports are virtio-user devices on the vhost-user sockets of
-OVS dpdkvhostuserclient ports, as the VNFs' are; the controller is
-epa_chain.prox.generator.ProxGenerator, the Tempest plugin's, with
-gen_config's frames and timestamp positions. Latency is PROX's own: the
-gen task writes its TSC into each frame, the lat task compares it with its
-own on arrival.
+What PROX runs (tasks, CPUs, its .cfg) is prox_setup.py; the binary is
+epa_chain.prox.binary's. Here: the controller, epa_chain.prox.generator.
+ProxGenerator, the Tempest plugin's, over a client inside the generator's
+network namespace; the PROX process; the pace steered on a CPU the gen
+task does not own; learning traffic and calibration. Latency is PROX's
+own: the gen task writes its TSC into each frame, the lat task compares
+it with its own on arrival.
 
-CPUs: DPDK's lcore N is CPU N (PROX passes EAL a core mask), the master
-runs nothing else. Here the gen and lat tasks run on `workers`: one worker
-per direction when the host has CPUs to spare (gen and lat of that
-direction), else all four tasks on one worker. PROX names its gen flow
-tables after the core only: a PROX built by epa_chain.prox.build has them
-named per task, any other binary runs with the preload library of
-prox_shim. On 2 CPUs the worker is CPU 0 (the control plane's, otherwise
-asleep) and the master CPU 1 (the OVS PMD and the VNFs' forwarding
-busy-poll there; PROX's master sleeps in epoll between counter
-refreshes): one busy-polling thread per CPU more, not two
-on one, so the gen tasks keep their pace.
-
-A port that sends no direction (the right one of a unidirectional chain)
-gets a gen task of switch-learning frames (source = destination = the
-port), so that OVS learns its MAC.
+On 2 CPUs the worker is CPU 0 (the control plane's, otherwise asleep) and
+the master CPU 1 (the OVS PMD and the VNFs' forwarding busy-poll there;
+PROX's master sleeps in epoll between counter refreshes): one
+busy-polling thread per CPU more, not two on one, so the gen tasks keep
+their pace.
 
 PROX listens on its TCP port (-t, 8474 on every address) inside the
 generator's network namespace: the UNIX socket (-u) is always
@@ -47,23 +38,18 @@ import dataclasses
 import os
 import subprocess
 import time
-import typing
+import warnings
 
-from epa_chain.chain import directions as chain_directions
-from epa_chain.chain import learning_frame
+from epa_chain.local import prox_setup
 from epa_chain.local.traffic import netns as netns_lib
 from epa_chain.measurement import trial
+from epa_chain.prox import binary as prox_binary
+from epa_chain.prox import build
 from epa_chain.prox import client as prox_client
 from epa_chain.prox import gen_config
 from epa_chain.prox import generator as prox_generator
 from epa_chain.prox import traffic
 
-# As the VNF runtime's virtio-user ports (vnf_runtime.virtio_user, which
-# only the runtime imports): DPDK's PMD, AF_UNIX path bytes without NUL.
-VIRTIO_USER_PMD = 'net_virtio_user'
-SUN_PATH_MAX = 107
-#: virtio's largest ring
-QUEUE_SIZE = 1024
 #: offered vs intended, either way. The AF_PACKET generator holds 2 %
 #: with an exact frame schedule; a steered PROX on a CPU it does not own
 #: (and a master that refreshes the counters on the PMD's busy CPU) is
@@ -77,218 +63,43 @@ STEER_GAIN = 3.0
 #: below this many frames per refresh PROX's bucket (a burst of 64
 #: frames of backlog) absorbs a lost time slice: no steering
 STEER_MIN_FRAMES = 100
-PROX_MB = 512               # EAL -m: 2 ports' mempools of 16K mbufs
 START_TIMEOUT_S = 60.0
 LEARN_FPS = 1000
 LEARN_S = 0.2
 LEARN_DRAIN_S = 1.0     # frames of the burst still in the chain
 CALIBRATION_S = 1.0
-ROLES = ('left', 'right')
-BINARY_ENV = 'EPA_CHAIN_PROX_BINARY'
-SOURCE_ENV = 'EPA_CHAIN_PROX_SOURCE'
+#: the TSC rate the results' caveat gives bucket widths at
+NOMINAL_TSC_HZ = 2.6e9
+
+# Names that moved to prox_setup.py and epa_chain.prox.binary (issue 20),
+# kept for a release: {old name: (module, new name)}.
+_MOVED = {
+    'find_binary': (prox_binary, 'find'),
+    'built_with_hash_names': (prox_binary, 'built_with_hash_names'),
+    'ProxBinaryError': (prox_binary, 'ProxBinaryError'),
+    'BINARY_ENV': (build, 'BINARY_VARIABLE'),
+    'SOURCE_ENV': (build, 'SOURCE_VARIABLE'),
+    'setup': (prox_setup, 'setup'),
+    'render': (prox_setup, 'render'),
+    'Setup': (prox_setup, 'Setup'),
+    'Task': (prox_setup, 'Task'),
+    'ROLES': (prox_setup, 'ROLES'),
+    'PROX_MB': (prox_setup, 'PROX_MB'),
+    'QUEUE_SIZE': (prox_setup, 'QUEUE_SIZE'),
+    'SUN_PATH_MAX': (prox_setup, 'SUN_PATH_MAX'),
+    'VIRTIO_USER_PMD': (prox_setup, 'VIRTIO_USER_PMD'),
+}
 
 
-class ProxBinaryError(ValueError):
-    """No usable PROX binary from the options given."""
-
-
-def find_binary(binary=None, source=None, progress=None, environ=None):
-    """(path or None, how it was found): option, then environment.
-
-    A source (tarball, git URL or directory) is built and cached by
-    epa_chain.prox.build. None when neither is given.
-    """
-    environ = os.environ if environ is None else environ
-    for value, label in ((binary, '--prox-binary'),
-                         (environ.get(BINARY_ENV), BINARY_ENV)):
-        if value:
-            if not (os.path.isfile(value) and os.access(value, os.X_OK)):
-                raise ProxBinaryError(
-                    '%s %s: not an executable file; give the path of a '
-                    'PROX binary, or a source with --prox-source'
-                    % (label, value))
-            return os.path.abspath(value), '%s %s' % (label, value)
-    for value, label in ((source, '--prox-source'),
-                         (environ.get(SOURCE_ENV), SOURCE_ENV)):
-        if value:
-            try:
-                from epa_chain.prox import build
-            except ImportError as exc:
-                raise ProxBinaryError(
-                    '%s: this epa-chain has no PROX build module (%s); give '
-                    'a binary with --prox-binary' % (label, exc))
-            try:
-                path = build.build(value, progress=progress, option=label)
-            except build.InputError as exc:
-                raise ProxBinaryError(str(exc))     # names label already
-            except build.BuildError as exc:
-                raise ProxBinaryError('%s %s: %s' % (label, value, exc))
-            return path, '%s %s (built and cached)' % (label, value)
-    return None, 'no --prox-binary, --prox-source, %s or %s' % (
-        BINARY_ENV, SOURCE_ENV)
-
-
-def built_with_hash_names(binary):
-    """Whether PROX names its gen flow tables per task (no preload).
-
-    True for a build of epa_chain.prox.build with that source edit.
-    """
+def __getattr__(name):
     try:
-        from epa_chain.prox import build
-    except ImportError:
-        return False
-    return build.has_patch(binary, build.GEN_HASH_NAMES)
-
-
-@dataclasses.dataclass(frozen=True)
-class Task:
-    core: int
-    task: int
-    name: str
-    lines: typing.Tuple[str, ...]
-
-
-@dataclasses.dataclass(frozen=True)
-class Setup:
-    """What the PROX generator runs: its tasks, layout and CPUs."""
-
-    master: int
-    workers: typing.Tuple[int, ...]
-    tasks: typing.Tuple[Task, ...]
-    layout: gen_config.GeneratorLayout
-    gen_tasks: typing.Tuple[typing.Tuple[int, int], ...]  # learning too
-    ports: typing.Tuple[typing.Any, ...]                  # plan SwitchPorts
-
-    @property
-    def needs_shim(self):
-        cores = [t.core for t in self.tasks if 'mode=gen' in t.lines]
-        return len(cores) != len(set(cores))
-
-
-def _marks():
-    return ('lat pos=%d' % gen_config.LAT_POS,
-            'accuracy pos=%d' % gen_config.ACCURACY_POS,
-            'packet id pos=%d' % gen_config.PACKET_ID_POS,
-            'signature=0x%08x' % gen_config.SIGNATURE,
-            'signature pos=%d' % gen_config.SIGNATURE_POS)
-
-
-def setup(plan_generator, cpus,
-          latency_bucket_shift=gen_config.DEFAULT_LATENCY_BUCKET_SHIFT,
-          accuracy_limit_ns=gen_config.DEFAULT_ACCURACY_LIMIT_NS):
-    """The Setup for a plan's generator on cpus = (master, worker, ...).
-
-    One worker: gen tasks then lat tasks on it. Two: the left port's gen
-    and lat task on the first, the right port's on the second.
-    """
-    config = plan_generator.config
-    master, workers = cpus[0], tuple(cpus[1:])
-    ports = tuple(plan_generator.port(role) for role in ROLES)
-    port_id = {role: index for index, role in enumerate(ROLES)}
-    gens, lats = [], []
-    for role in ROLES:
-        port = plan_generator.port(role)
-        direction = 'forward' if role == 'left' else 'reverse'
-        flow = config.flow(direction)
-        if flow is not None and flow.tx_port == role:
-            src, dst = gen_config.ADDRESSES[direction]
-            gens.append((role, direction, 'gen-%s' % direction,
-                         gen_config.frame_template(flow.next_hop_mac,
-                                                   port.mac, src, dst)))
-        else:
-            # sends no direction, but OVS must learn its MAC
-            gens.append((role, None, 'learn-%s' % role,
-                         ' '.join('%02x' % byte for byte in
-                                  learning_frame.frame(port.mac, role))))
-        receives = 'reverse' if role == 'left' else 'forward'
-        lats.append((role, receives))
-    placed = []         # (core, role, kind, ...)
-    if len(workers) >= 2:
-        for index, role in enumerate(ROLES):
-            placed.append((workers[index], 'gen', gens[index]))
-            placed.append((workers[index], 'lat', lats[index]))
-    else:
-        placed = [(workers[0], 'gen', g) for g in gens] + [
-            (workers[0], 'lat', lat) for lat in lats]
-    tasks, next_task, gen_refs, lat_refs = [], {}, {}, {}
-    learning = []
-    for core, kind, item in placed:
-        number = next_task.get(core, 0)
-        next_task[core] = number + 1
-        if kind == 'gen':
-            role, direction, name, inline = item
-            lines = ('mode=gen', 'tx port=%s' % role,
-                     '; 10 Mbit/s until the controller sets a speed',
-                     'bps=1250000', 'pkt inline=%s' % inline,
-                     'pkt size=%d' % gen_config.TEMPLATE_SIZE) + _marks()
-            learning.append((core, number))
-            if direction:
-                gen_refs[direction] = (gen_config.TaskRef(core, number),
-                                       port_id[role])
-        else:
-            role, direction = item
-            name = 'lat-%s' % direction
-            lines = ('mode=lat', 'rx port=%s' % role,
-                     'accuracy limit nsec=%d' % accuracy_limit_ns,
-                     'latency bucket size=%d' % latency_bucket_shift
-                     ) + _marks()
-            lat_refs[direction] = (gen_config.TaskRef(core, number),
-                                   port_id[role])
-        tasks.append(Task(core, number, name, lines))
-    # PROX numbers lat tasks by core, then task
-    order = sorted(lat_refs, key=lambda d: (lat_refs[d][0].core,
-                                            lat_refs[d][0].task))
-    directions = []
-    for direction in chain_directions.DIRECTIONS:
-        if direction not in gen_refs:
-            continue
-        (gen, tx), (lat, rx) = gen_refs[direction], lat_refs[direction]
-        directions.append(gen_config.DirectionLayout(
-            direction=direction, gen=gen, lat=lat, tx_port=tx, rx_port=rx,
-            latency_index=order.index(direction)))
-    layout = gen_config.GeneratorLayout(
-        directions=tuple(directions), master_core=master,
-        latency_bucket_shift=latency_bucket_shift,
-        accuracy_limit_ns=accuracy_limit_ns)
-    return Setup(master=master, workers=workers, tasks=tuple(tasks),
-                 layout=layout, gen_tasks=tuple(learning), ports=ports)
-
-
-def render(the_setup, huge_dir, file_prefix, netns):
-    """The PROX .cfg (gen_config's frames and marks, vhost-user ports)."""
-    eal = ['--file-prefix=%s' % file_prefix, '--huge-dir=%s' % huge_dir,
-           '--in-memory', '--single-file-segments']
-    for index, port in enumerate(the_setup.ports):
-        if not port.socket or ' ' in port.socket or len(
-                port.socket) > SUN_PATH_MAX:
-            raise ValueError(
-                'vhost-user socket %r: PROX splits eal= at spaces and '
-                'AF_UNIX paths take %d bytes; use a shorter --state-root '
-                'without spaces' % (port.socket, SUN_PATH_MAX))
-        eal.append('--vdev=%s%d,path=%s,server=1,mac=%s,queue_size=%d' % (
-            VIRTIO_USER_PMD, index, port.socket, port.mac, QUEUE_SIZE))
-    lines = [
-        '; PROX generator of the local bed, rendered by',
-        '; epa_chain.local.prox_generator; driven over TCP 8474 in network',
-        '; namespace %s by epa_chain.prox.generator.' % netns,
-        '', '[eal options]', '-n=4', 'no-output=no', 'no-pci=yes',
-        '-m=%d' % PROX_MB, 'eal=%s' % ' '.join(eal)]
-    for index, role in enumerate(ROLES):
-        lines += ['', '[port %d]' % index, 'name=%s' % role, 'mac=hardware',
-                  'lsc=no', 'rx desc=%d' % QUEUE_SIZE,
-                  'tx desc=%d' % QUEUE_SIZE]
-    lines += ['', '[defaults]', 'mempool size=16K',
-              '', '[global]', 'name=epa-chain-generator',
-              '', '[core %d]' % the_setup.master, 'mode=master']
-    for core in the_setup.workers:
-        tasks = [t for t in the_setup.tasks if t.core == core]
-        if not tasks:
-            continue
-        lines += ['', '[core %d]' % core]
-        for task in sorted(tasks, key=lambda t: t.task):
-            lines += ['task=%d' % task.task, 'name=%s' % task.name]
-            lines.extend(task.lines)
-    return '\n'.join(lines) + '\n'
+        module, new = _MOVED[name]
+    except KeyError:
+        raise AttributeError('module %r has no attribute %r'
+                             % (__name__, name)) from None
+    warnings.warn('epa_chain.local.prox_generator.%s is %s.%s now' % (
+        name, module.__name__, new), DeprecationWarning, stacklevel=2)
+    return getattr(module, new)
 
 
 class NetnsProxClient(prox_client.ProxClient):
@@ -396,20 +207,11 @@ class LocalProxGenerator(prox_generator.ProxGenerator):
         self._directory = directory
         path = os.path.join(directory, 'prox.cfg')
         with open(path, 'w') as stream:
-            stream.write(render(self.setup, huge_dir, file_prefix,
-                                self.netns))
-        env = dict(os.environ)
-        self.preload = self.setup.needs_shim and not built_with_hash_names(
-            binary)
-        if self.preload:
-            from epa_chain.local import prox_shim
-            try:
-                env['LD_PRELOAD'] = prox_shim.build(directory)
-            except prox_shim.ShimError as exc:
-                raise trial.GeneratorError(
-                    prox_generator.PROX_CONTROL_FAILED, str(exc))
+            stream.write(prox_setup.render(self.setup, huge_dir, file_prefix,
+                                           self.netns))
         argv = [binary, '-f', path, '-o', 'cli', '-t', '-e', '-l',
                 'prox.log']
+        env = self._environment(binary, directory)
         with open(os.path.join(directory, 'console.log'), 'ab') as log:
             self._process = subprocess.Popen(
                 ['ip', 'netns', 'exec', self.netns] + argv, cwd=directory,
@@ -423,6 +225,24 @@ class LocalProxGenerator(prox_generator.ProxGenerator):
                      '; two gen tasks on one core: unique hash names by '
                      'preload' if self.preload else '',
                      self.netns))
+        self._wait_answer(directory, timeout_s)
+        self.connect()
+
+    def _environment(self, binary, directory):
+        """PROX's environment: ours, with the shim preloaded if needed."""
+        env = dict(os.environ)
+        self.preload = self.setup.needs_shim and not (
+            prox_binary.built_with_hash_names(binary))
+        if self.preload:
+            from epa_chain.local import prox_shim
+            try:
+                env['LD_PRELOAD'] = prox_shim.build(directory)
+            except prox_shim.ShimError as exc:
+                raise trial.GeneratorError(
+                    prox_generator.PROX_CONTROL_FAILED, str(exc))
+        return env
+
+    def _wait_answer(self, directory, timeout_s):
         deadline = time.monotonic() + timeout_s
         while True:
             if self._process.poll() is not None:
@@ -433,7 +253,7 @@ class LocalProxGenerator(prox_generator.ProxGenerator):
                         self._process.returncode, directory))
             try:
                 self.client.connect()
-                break
+                return
             except prox_client.ProxError:
                 if time.monotonic() > deadline:
                     raise trial.GeneratorError(
@@ -442,7 +262,6 @@ class LocalProxGenerator(prox_generator.ProxGenerator):
                         '%s after %d s (see %s)' % (self.netns, timeout_s,
                                                     directory))
                 time.sleep(0.5)
-        self.connect()
 
     def close(self):
         super().close()
@@ -644,29 +463,39 @@ def section(plan_generator, accuracy_limit_ns=(
         '(%d ns) are left out of the latency figures, and each trial\'s '
         'notes say how many were used' % accuracy_limit_ns]
     if not plan_generator.cpus_own:
-        caveats += [
-            'one CPU (%s) runs all four gen and lat tasks in turn, in one '
-            'loop: each direction gets a share of that core, so the '
-            'sustained rate per direction is what that shared loop reaches '
-            '(generator_capacity_fps, measured before the search; the '
-            'highest load offered stays below it)'
-            % ','.join(map(str, workers)),
-            'that CPU also runs the control plane (this process, OVS '
-            'handler threads), and the OVS PMD and the VNFs\' forwarding '
-            'time-share the other CPU: a busy-polling thread off the CPU '
-            'for a kernel time slice (milliseconds) leaves frames waiting '
-            'in a virtio ring, so latency maximum and average include such '
-            'waits, samples later than the accuracy limit are left out, '
-            'and frames overflowing a ring count as lost',
-            'two gen tasks on one core need unique DPDK hash table names: '
-            'a PROX built by epa-chain prox build has them, any other '
-            'binary runs with a preload library that adds them '
-            '(epa_chain.local.prox_shim)',
-            'PROX\'s histogram has 128 buckets of 2^%d TSC cycles (about '
-            '200 us at 2.6 GHz): delays beyond it land in the last bucket, '
-            'so percentiles read from the histogram above that are its '
-            'upper bound, the maximum'
-            % gen_config.DEFAULT_LATENCY_BUCKET_SHIFT]
+        caveats += _shared_cpu_caveats(
+            workers, prox_setup.bucket_shift(
+                plan_generator.config.latency_bucket_shift))
     return {'kind': 'prox', 'why': plan_generator.why,
             'cpus': {'master': master, 'gen_lat': list(workers)},
             'cpus_own': plan_generator.cpus_own, 'caveats': caveats}
+
+
+def _shared_cpu_caveats(workers, shift):
+    # the histogram's range, to two significant digits
+    span_us = float('%.2g' % (prox_client.LATENCY_BUCKETS * 2 ** shift /
+                              NOMINAL_TSC_HZ * 1e6))
+    return [
+        'one CPU (%s) runs all four gen and lat tasks in turn, in one '
+        'loop: each direction gets a share of that core, so the '
+        'sustained rate per direction is what that shared loop reaches '
+        '(generator_capacity_fps, measured before the search; the '
+        'highest load offered stays below it)'
+        % ','.join(map(str, workers)),
+        'that CPU also runs the control plane (this process, OVS '
+        'handler threads), and the OVS PMD and the VNFs\' forwarding '
+        'time-share the other CPU: a busy-polling thread off the CPU '
+        'for a kernel time slice (milliseconds) leaves frames waiting '
+        'in a virtio ring, so latency maximum and average include such '
+        'waits, samples later than the accuracy limit are left out, '
+        'and frames overflowing a ring count as lost',
+        'two gen tasks on one core need unique DPDK hash table names: '
+        'a PROX built by epa-chain prox build has them, any other '
+        'binary runs with a preload library that adds them '
+        '(epa_chain.local.prox_shim)',
+        'PROX\'s histogram has %d buckets of 2^%d TSC cycles (about '
+        '%d us at %.1f GHz): delays beyond it land in the last bucket, '
+        'so percentiles read from the histogram above that are its '
+        'upper bound, the maximum' % (
+            prox_client.LATENCY_BUCKETS, shift, span_us,
+            NOMINAL_TSC_HZ / 1e9)]

@@ -12,23 +12,32 @@
 
 """The local bed's PROX generator: instances, configs, routing, binary."""
 
+import dataclasses
 import os
 import stat
 import subprocess
 import tempfile
+from unittest import mock
+import warnings
 
 import testtools
 
+from epa_chain.hot import shipped
 from epa_chain.local import private_tmp
 from epa_chain.local import prox_generator as pg
+from epa_chain.local import prox_setup
+from epa_chain.prox import binary
+from epa_chain.prox import build
 from epa_chain.prox import client as prox_client
 from epa_chain.prox import gen_config
+from epa_chain.tests import repo
 from epa_chain.tests.unit import test_local_plan
 
 
-def _setup(preset='pvp', cpus=None):
-    plan = test_local_plan._plan(preset, generator='prox')
-    return plan, pg.setup(plan.generator, cpus or plan.generator.cpus)
+def _setup(preset='pvp', cpus=None, **parameters):
+    plan = test_local_plan._plan(preset, generator='prox', **parameters)
+    return plan, prox_setup.setup(plan.generator,
+                                  cpus or plan.generator.cpus)
 
 
 class TestSetup(testtools.TestCase):
@@ -73,7 +82,8 @@ class TestSetup(testtools.TestCase):
 
     def test_render_virtio_user_ports_and_tasks(self):
         plan, found = _setup()
-        text = pg.render(found, '/run/b/hugepages', 'epa-gen', 'epa-gen')
+        text = prox_setup.render(found, '/run/b/hugepages', 'epa-gen',
+                                 'epa-gen')
         left = plan.generator.port('left')
         self.assertIn('--vdev=net_virtio_user0,path=/run/x/sockets/'
                       'vhu-g-l.sock,server=1,mac=%s,queue_size=1024'
@@ -87,10 +97,38 @@ class TestSetup(testtools.TestCase):
 
     def test_render_refuses_socket_paths_with_spaces(self):
         _plan, found = _setup()
-        import dataclasses
         bad = dataclasses.replace(found, ports=(dataclasses.replace(
             found.ports[0], socket='/run/a b/x.sock'), found.ports[1]))
-        self.assertRaises(ValueError, pg.render, bad, '/h', 'p', 'n')
+        self.assertRaises(ValueError, prox_setup.render, bad, '/h', 'p',
+                          'n')
+
+    def test_the_bucket_width_is_the_stacks(self):
+        # chain.yaml's parameter default, as the stack resolved it
+        _plan, found = _setup()
+        default = shipped.parameter_default('generator_latency_bucket_shift',
+                                            repo.TEMPLATES)
+        self.assertEqual(default, found.layout.latency_bucket_shift)
+        # a stack's own value reaches PROX and the controller
+        _plan, found = _setup(generator_latency_bucket_shift=14)
+        self.assertEqual(14, found.layout.latency_bucket_shift)
+        lats = [t for t in found.tasks if 'mode=lat' in t.lines]
+        self.assertEqual(2, len(lats))
+        for task in lats:
+            self.assertIn('latency bucket size=14', task.lines)
+
+    def test_a_config_without_a_bucket_width_gets_proxs_own(self):
+        plan, _found = _setup()
+        generator = dataclasses.replace(plan.generator, config=(
+            dataclasses.replace(plan.generator.config,
+                                latency_bucket_shift=None)))
+        found = prox_setup.setup(generator, generator.cpus)
+        self.assertEqual(prox_client.DEFAULT_LATENCY_BUCKET_SHIFT,
+                         found.layout.latency_bucket_shift)
+        text = prox_setup.render(found, '/h', 'p', 'n')
+        self.assertNotIn('latency bucket size', text)
+        self.assertIn('128 buckets of 2^%d TSC cycles'
+                      % prox_client.DEFAULT_LATENCY_BUCKET_SHIFT,
+                      ' '.join(pg.section(generator)['caveats']))
 
     def test_section_states_the_cost_of_a_shared_cpu(self):
         plan, _found = _setup()
@@ -100,6 +138,10 @@ class TestSetup(testtools.TestCase):
         text = ' '.join(section['caveats'])
         self.assertIn('accuracy limit', text)
         self.assertIn('four gen and lat tasks', text)
+        # the stack's bucket width: 128 x 2^12 cycles at 2.6 GHz
+        self.assertIn('128 buckets of 2^%d TSC cycles (about 200 us at '
+                      '2.6 GHz)' % plan.generator.config.latency_bucket_shift,
+                      text)
 
 
 class _Gen:
@@ -165,18 +207,65 @@ class TestFindBinary(testtools.TestCase):
         os.chmod(self.binary, stat.S_IRWXU)
 
     def test_option_then_environment_then_nothing(self):
-        self.assertEqual(self.binary, pg.find_binary(
+        self.assertEqual(self.binary, binary.find(
             self.binary, environ={})[0])
-        self.assertEqual(self.binary, pg.find_binary(
-            environ={pg.BINARY_ENV: self.binary})[0])
-        path, why = pg.find_binary(environ={})
+        self.assertEqual(self.binary, binary.find(
+            environ={build.BINARY_VARIABLE: self.binary})[0])
+        path, why = binary.find(environ={})
         self.assertIsNone(path)
         self.assertIn('--prox-source', why)
 
     def test_a_missing_binary_is_a_clear_error(self):
-        error = self.assertRaises(pg.ProxBinaryError, pg.find_binary,
+        error = self.assertRaises(binary.ProxBinaryError, binary.find,
                                   '/nonexistent/prox', environ={})
         self.assertIn('--prox-binary /nonexistent/prox', str(error))
+
+    def test_given_is_checked_at_the_edge_and_a_binary_wins(self):
+        self.assertEqual(binary.Given(), binary.given(environ={}))
+        # a hostile source is refused by name before anything runs
+        for source, environ, option in (
+                ('--upload-pack=x', {}, '--prox-source'),
+                (None, {build.SOURCE_VARIABLE: 'ext::sh'},
+                 build.SOURCE_VARIABLE)):
+            error = self.assertRaises(build.InputError, binary.given,
+                                      None, source, environ)
+            self.assertEqual(option, error.option)
+        # ... but not looked at when a binary is given
+        found = binary.given(None, '--upload-pack=x',
+                             {build.BINARY_VARIABLE: self.binary})
+        self.assertEqual((self.binary, None), (found.binary, found.source))
+        self.assertEqual('%s %s' % (build.BINARY_VARIABLE, self.binary),
+                         found.label)
+
+    def test_a_source_is_built_when_obtained_naming_its_option(self):
+        given = binary.given(None, None, {build.SOURCE_VARIABLE: 'x.tgz'})
+        self.assertEqual(('x.tgz', build.SOURCE_VARIABLE),
+                         (given.source, given.option))
+        with mock.patch.object(build, 'build',
+                               return_value='/cache/prox') as built:
+            self.assertEqual(('/cache/prox', '%s x.tgz (built and cached)'
+                              % build.SOURCE_VARIABLE),
+                             binary.obtain(given, progress=None))
+        self.assertEqual(build.SOURCE_VARIABLE, built.call_args[1]['option'])
+        with mock.patch.object(build, 'build', side_effect=build.BuildError(
+                'ninja failed')):
+            error = self.assertRaises(binary.ProxBinaryError, binary.obtain,
+                                      given)
+        self.assertEqual('%s x.tgz: ninja failed' % build.SOURCE_VARIABLE,
+                         str(error))
+
+    def test_the_old_names_still_work_and_warn(self):
+        for old, new in (('find_binary', binary.find),
+                         ('ProxBinaryError', binary.ProxBinaryError),
+                         ('BINARY_ENV', build.BINARY_VARIABLE),
+                         ('SOURCE_ENV', build.SOURCE_VARIABLE),
+                         ('setup', prox_setup.setup)):
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter('always')
+                self.assertIs(new, getattr(pg, old))
+            self.assertEqual([DeprecationWarning],
+                             [w.category for w in caught], old)
+        self.assertRaises(AttributeError, getattr, pg, 'nothing_such')
 
     def _manifest(self, text):
         with open(os.path.join(self.directory, 'manifest.json'), 'w') as f:
@@ -184,15 +273,15 @@ class TestFindBinary(testtools.TestCase):
 
     def test_preload_only_for_binaries_without_the_build_edit(self):
         # no manifest: a binary from elsewhere, maybe without the edit
-        self.assertFalse(pg.built_with_hash_names(self.binary))
+        self.assertFalse(binary.built_with_hash_names(self.binary))
         self._manifest('{"source_patches": ["%s"]}'
                        % 'unique gen flow table name per task')
-        self.assertTrue(pg.built_with_hash_names(self.binary))
+        self.assertTrue(binary.built_with_hash_names(self.binary))
         # an older cache entry, built before the edit
         self._manifest('{"prox_version": "22.12"}')
-        self.assertFalse(pg.built_with_hash_names(self.binary))
+        self.assertFalse(binary.built_with_hash_names(self.binary))
         self._manifest('not json')
-        self.assertFalse(pg.built_with_hash_names(self.binary))
+        self.assertFalse(binary.built_with_hash_names(self.binary))
 
 
 class TestPrivateTmp(testtools.TestCase):
