@@ -38,16 +38,18 @@ of the bed could not be undone, named on stderr), 2 bad input (nothing
 created or touched), 130 interrupted (the bed was taken down).
 """
 
-import os
 import sys
 
-from epa_chain.commands import measure
+from epa_chain.commands import _arguments
+from epa_chain import generators
 from epa_chain.measurement import options as campaign_options
 from epa_chain import outputs
+from epa_chain.prox import binary as prox_binary
+from epa_chain.prox import build as prox_build
 
 DEFAULT_PREFIX = 'epa'
-_PROX_BINARY_ENV = 'EPA_CHAIN_PROX_BINARY'
-_PROX_SOURCE_ENV = 'EPA_CHAIN_PROX_SOURCE'
+#: the most VNFs --vnf-counts takes (the shipped chain's longest)
+MAX_VNF_COUNT = 3
 
 
 def add_arguments(parser):
@@ -126,17 +128,17 @@ def _stack_arguments(parser):
     group.add_argument('--engine-binary', metavar='PATH',
                        help='the engine executable (default: the PROX '
                             'binary for prox, else found on PATH)')
-    group.add_argument('--generator', choices=('prox', 'afpacket'),
+    group.add_argument('--generator', choices=generators.local_kinds(),
                        help='traffic generator (default: prox when a PROX '
                             'binary is given or built, else afpacket, the '
                             'Python AF_PACKET sender, ~10^5 fps)')
     group.add_argument('--prox-binary', metavar='PATH',
                        help='PROX executable (default: $%s)'
-                            % _PROX_BINARY_ENV)
+                            % prox_build.BINARY_VARIABLE)
     group.add_argument('--prox-source', metavar='SRC',
                        help='build PROX from a samplevnf tarball, git URL '
                             'or directory, cached (default: $%s)'
-                            % _PROX_SOURCE_ENV)
+                            % prox_build.SOURCE_VARIABLE)
     group.add_argument('--no-install', dest='install', action='store_false',
                        help='do not apt-get install missing packages')
 
@@ -171,241 +173,114 @@ def _progress(args):
     return say
 
 
-def _parameters(args, vnf_count=None):
-    # The bed always runs its own generator in the stack: a preset made
-    # for an external hardware tester (vecpe) gets the in-stack one.
-    parameters = {'vnf_engine': args.engine, 'endpoints': 'generator'}
-    parameters.update(measure.parse_pairs(args.parameter, '--parameter',
-                                          'vnf_count=2', convert=str))
-    if vnf_count is not None:
-        parameters['vnf_count'] = max(1, vnf_count)
-    return parameters
+# ---- the edge: text -> checked values -------------------------------------
 
-
-def _stack(args, vnf_count=None):
+def _stack(args):
+    """The lifecycle.Stack of -t, --preset, -e and --parameter."""
     from epa_chain.hot import shipped
-    from epa_chain.local import session
+    from epa_chain.local import lifecycle
 
+    parameters = _arguments.parse_pairs(args.parameter, '--parameter',
+                                        'vnf_count=2', convert=str)
     template_dir = shipped.template_dir()
     template = args.template or (template_dir and
                                  '%s/%s' % (template_dir, shipped.TEMPLATE))
     if not template:
-        raise session.SessionError(
+        raise lifecycle.LocalError(
             'no --template and no shipped templates found in %s'
             % ', '.join(shipped.template_dir_candidates()))
     try:
         environments = [shipped.preset_path(args.preset, template_dir)]
     except shipped.PresetError as exc:
-        raise session.SessionError('--preset %s' % exc)
-    return session.Stack(template=template,
-                         environments=environments + args.environment,
-                         parameters=_parameters(args, vnf_count),
-                         stack_name=args.prefix)
+        raise lifecycle.LocalError('--preset %s' % exc)
+    return lifecycle.Stack(template=template,
+                           environments=tuple(environments +
+                                              args.environment),
+                           parameters=parameters, stack_name=args.prefix)
 
 
-def _checked_state(args):
-    """The bed's record from --prefix and --state-root, checked first.
+def _vnf_counts(text):
+    """(count, ...) of --vnf-counts; (None,): the preset's own."""
+    if not text:
+        return (None,)
+    try:
+        counts = [int(item) for item in text.split(',') if item]
+    except ValueError:
+        counts = []
+    if not counts or any(c < 0 or c > MAX_VNF_COUNT for c in counts):
+        raise ValueError('--vnf-counts %r: give chain lengths 0 to %d '
+                         'separated by commas, e.g. 0,1,2,3'
+                         % (text, MAX_VNF_COUNT))
+    return tuple(counts)
 
-    Before preflight, apt-get or anything else: `down` removes and stops
-    what these name.
+
+def _request(args, state):
+    """The lifecycle.Request of `up` or `run`; nothing runs before it.
+
+    The PROX source it would build after preflight is refused now if
+    hostile, a binary that is not executable too.
     """
-    from epa_chain.local import names
-    from epa_chain.local import session
+    from epa_chain.local import lifecycle
 
-    prefix = names.check_prefix(args.prefix)
-    root = names.check_state_root(args.state_root)
-    names.bed_directory(root, prefix)
-    state = session.new_state(root, prefix)
-    if args.action in ('up', 'run'):
-        if state.exists():
-            raise names.BadName('--prefix', prefix, 'a bed is up in %s, or '
-                                'was killed: `epa-chain local down --prefix '
-                                '%s --state-root %s` first' % (
-                                    state.directory, prefix, root))
-        foreign = state.foreign()
-        if foreign:
-            raise names.BadName('--prefix', prefix, '%s holds %s, not made '
-                                'by a bed; choose another --prefix or '
-                                '--state-root' % (state.directory,
-                                                  ', '.join(foreign)))
     if args.action == 'run' and args.json:
         outputs.check_file(args.json, '--json')
-    binary = args.action in ('up', 'run') and (
-        args.prox_binary or os.environ.get(_PROX_BINARY_ENV))
-    if args.action in ('up', 'run') and not binary:
-        # The source it would use is built after preflight: refuse a
-        # hostile one now.
-        from epa_chain.prox import build
-        for value, label in ((args.prox_source, '--prox-source'), (
-                os.environ.get(_PROX_SOURCE_ENV), _PROX_SOURCE_ENV)):
-            if value:
-                build.check_source(value, label)
-                break
-    return state
+    prox = prox_binary.given(args.prox_binary, args.prox_source)
+    fields = dict(state=state, stack=_stack(args), prox=prox,
+                  engine=args.engine, engine_binary=args.engine_binary,
+                  generator=args.generator, install=args.install)
+    if args.action == 'run':
+        fields.update(
+            vnf_counts=_vnf_counts(args.vnf_counts),
+            # Bad measurement options fail here, before anything is
+            # created; the runner sets chain length and directions from
+            # each bed.
+            campaign=_arguments.campaign_from_arguments(
+                args, campaign_options.LOCAL),
+            keep_up=args.keep_up, json=args.json)
+    return lifecycle.Request(**fields)
 
+
+# ---- the action -----------------------------------------------------------
 
 def run(args):
+    from epa_chain.local import lifecycle
     from epa_chain.local import names
-    from epa_chain.local import session
+
+    try:
+        state = lifecycle.bed_state(args.prefix, args.state_root,
+                                    new=args.action in ('up', 'run'))
+        request = (_request(args, state) if args.action in ('up', 'run')
+                   else None)
+    except (names.BadName, outputs.OutputError, prox_build.InputError,
+            lifecycle.LocalError, ValueError) as exc:
+        _error(exc)
+        return 2
+    return _act(args, state, request)
+
+
+def _act(args, state, request):
+    """The one lifecycle function of the action; errors as exit status."""
+    from epa_chain.local import lifecycle
     from epa_chain.measurement import trial
-    from epa_chain.prox import build
 
     progress = _progress(args)
     try:
-        state = _checked_state(args)
-    except (names.BadName, outputs.OutputError, build.InputError) as exc:
-        _error(exc)
-        return 2
-    try:
         if args.action == 'down':
-            from epa_chain.local import teardown
-            done = teardown.down(state, progress)
-            return 1 if done['gave_up'] else 0
+            return lifecycle.down(state, progress)
         if args.action == 'status':
-            return _status(args, state)
+            return lifecycle.status(state, sys.stdout, args.json)
         if args.action == 'up':
-            return _up(args, state, progress)
-        return _run(args, state, progress)
-    except session.Interrupted as exc:
+            return lifecycle.up(request, progress, sys.stdout)
+        return lifecycle.run(request, progress, sys.stdout)
+    except lifecycle.Interrupted as exc:
         _error('interrupted (%s); the bed was taken down' % exc)
         return 130
     except campaign_options.FieldError as exc:
         _error(campaign_options.cli_message(exc, args))
         return 2
-    except (session.SessionError, ValueError) as exc:
+    except (lifecycle.LocalError, ValueError) as exc:
         _error(exc)
         return 2
     except trial.GeneratorError as exc:
         _error('the generator failed, the bed was taken down: %s' % exc)
         return 1
-
-
-def _status(args, state):
-    import json
-
-    from epa_chain.local import bed
-
-    found = bed.status(state)
-    if args.json:
-        json.dump(found, sys.stdout, indent=1, sort_keys=True)
-        sys.stdout.write('\n')
-        return 0
-    if not found.get('phase'):
-        print('%s: no bed in %s%s' % (
-            state.prefix, state.directory,
-            '; namespaces %s exist without one (a bed under another '
-            '--state-root, or leftovers: ip netns delete NAME)' % ', '.join(
-                found['leftovers']) if found.get('leftovers') else ''))
-        return 0
-    print('%s: %s (%s)' % (state.prefix, found['phase'],
-                           found['directory']))
-    for process in found['processes']:
-        status = process.get('status') or {}
-        print('  %-24s pid %-7s %s, engine %s, %s restart(s)' % (
-            process['name'], process['pid'],
-            'alive' if process['alive'] else 'GONE',
-            status.get('state'), status.get('restarts') or 0))
-    print('  namespaces: %s' % ', '.join(found['namespaces']))
-    plan = found.get('plan') or {}
-    for bridge in plan.get('bridges', []):
-        ports = [p for p in plan.get('ports', [])
-                 if p['bridge'] == bridge['name']]
-        print('  bridge %s: %s' % (bridge['name'], ', '.join(
-            '%s (VLAN %d, %s)' % (p['name'], p['vlan'], p['mac'])
-            for p in ports)))
-    pages = found.get('hugepages') or {}
-    if 'added' in pages:
-        print('  huge pages: %d x 2 MB wanted, %d added (given back by '
-              'down), hugetlbfs at %s' % (pages['pages'], pages['added'],
-                                          pages['mount_point']))
-    return 0
-
-
-def _up_once(args, state, progress, vnf_count=None):
-    """Resolve, plan, bring up, prove: the Bed (taken down on failure)."""
-    from epa_chain.local import session
-
-    session.preflight(args.install, progress)
-    _choose_engines(args, progress)
-    stack = _stack(args, vnf_count)
-    progress('resolving %s with %s (Heat engine, in-process)' % (
-        stack.template, ', '.join(stack.environments)))
-    resolved = session.resolve(stack)
-    plan = session.make_plan(resolved.topology, state, vnf_count,
-                             generator=args.generator,
-                             generator_why=args.generator_why)
-    for note in plan.notes + plan.flavors:
-        progress('plan: ' + note)
-    engine_binary = args.engine_binary
-    if not engine_binary and args.engine == 'prox':
-        engine_binary = args.prox_found
-    return session.bring_up(plan, state, progress, engine_binary,
-                            prox_binary=args.prox_found)
-
-
-def _choose_engines(args, progress):
-    """PROX as engine and generator when there is a binary (once a run)."""
-    from epa_chain.local import prox_generator
-
-    if hasattr(args, 'prox_found'):
-        return
-    found, how = prox_generator.find_binary(args.prox_binary,
-                                            args.prox_source, progress)
-    args.prox_found = found
-    if found:
-        progress('PROX: %s' % found)
-    if args.engine is None:
-        args.engine = 'prox' if found else 'testpmd'
-    if args.generator is None:
-        args.generator = 'prox' if found else 'afpacket'
-        args.generator_why = ('default: a PROX binary (%s)' % how if found
-                              else 'default: no PROX binary (%s)' % how)
-    else:
-        args.generator_why = '--generator %s' % args.generator
-    if args.generator == 'prox' and not found:
-        raise ValueError('--generator prox: no PROX binary (%s); give '
-                         '--prox-binary PATH or --prox-source SRC' % how)
-
-
-def _up(args, state, progress):
-    from epa_chain.local import session
-
-    with session.Signals():
-        bed = _up_once(args, state, progress)
-        bed.close_generator()
-    print('%s is up: `epa-chain local status --prefix %s`, `epa-chain '
-          'local down --prefix %s`' % (args.prefix, args.prefix,
-                                       args.prefix))
-    return 0
-
-
-def _vnf_counts(args):
-    if not args.vnf_counts:
-        return [None]
-    try:
-        counts = [int(item) for item in args.vnf_counts.split(',') if item]
-    except ValueError:
-        counts = []
-    if not counts or any(c < 0 or c > 3 for c in counts):
-        raise ValueError('--vnf-counts %r: give chain lengths 0 to 3 '
-                         'separated by commas, e.g. 0,1,2,3'
-                         % args.vnf_counts)
-    return counts
-
-
-def _run(args, state, progress):
-    from epa_chain.local import runner
-    from epa_chain.local import session
-
-    counts = _vnf_counts(args)
-    # Bad measurement options fail here, before anything is created; the
-    # runner sets chain length and directions from each bed.
-    plan = measure.build_plan(args, campaign_options.LOCAL)
-    documents = []
-    with session.Signals():
-        for count in counts:
-            bed = _up_once(args, state, progress, count)
-            documents.append(runner.measure(
-                bed, plan, progress,
-                keep_up=args.keep_up and count == counts[-1]))
-    return runner.finish(documents, args.json, progress, sys.stdout)

@@ -28,8 +28,9 @@ The cloud resource  ->  here
                     ->  the VNF runtime as a process, its config drive a
                         directory written from what Heat resolved
   OS::Nova::Server (role generator)
-                    ->  PROX (gen and lat tasks, local/prox_generator.py)
-                        or the AF_PACKET generator in its namespace
+                    ->  PROX (gen and lat tasks, local/prox_setup.py and
+                        prox_generator.py) or the AF_PACKET generator
+                        (local/afpacket.py) in its namespace
   OS::Nova::Flavor  ->  huge pages for every VNF; dedicated CPUs when the
                         host has enough cores, otherwise shared and said so
 """
@@ -38,6 +39,7 @@ import dataclasses
 import typing
 
 from epa_chain.chain import node_config
+from epa_chain import generators
 from epa_chain.local import names
 
 IFNAMSIZ = names.IFNAMSIZ
@@ -46,8 +48,8 @@ VNF_PAGES = 256         # the runtime's hugepages.VNF_MB (512 MB)
 SPARE_PAGES = 32
 HOUSEKEEPING_CPU = 0    # control plane, generator, engines' master lcores
 PMD_CPU = 1             # the one OVS PMD thread (pmd-cpu-mask)
-GENERATORS = ('prox', 'afpacket')
-PROX_GENERATOR_PAGES = 256   # EAL -m 512 (local/prox_generator.PROX_MB)
+GENERATORS = generators.local_kinds()
+PROX_GENERATOR_PAGES = 256   # EAL -m 512 (local/prox_setup.PROX_MB)
 
 
 class PlanError(ValueError):
@@ -196,6 +198,30 @@ def build(topology, prefix, socket_dir, host_cpus, generator='afpacket',
         raise PlanError('--generator', 'is %r' % (generator,),
                         'choose one of %s' % ', '.join(GENERATORS))
     notes = []
+    bridges = _bridges(topology)
+    gen_node = _generator_node(topology)
+    vnf_nodes = [n for n in topology.nodes if n.config.role == 'vnf']
+    cpus, pinned = _cpu_sets(vnf_nodes, host_cpus, notes)
+    vnfs = tuple(_vnf(node, index, bridges, socket_dir, cpus[index - 1],
+                      pinned) for index, node in enumerate(vnf_nodes, 1))
+    gen = _generator(gen_node, bridges, socket_dir, generator,
+                     generator_why, host_cpus, cpus if pinned else [],
+                     notes)
+    flavors = _flavors(topology)
+    pages = OVS_PAGES + VNF_PAGES * len(vnfs) + SPARE_PAGES
+    if gen.kind == 'prox':
+        pages += PROX_GENERATOR_PAGES
+    notes.append('management network and its ports: not realised (nothing '
+                 'here needs them; the generator is driven in-process)')
+    return LocalPlan(prefix=prefix, bridges=tuple(bridges.values()),
+                     ports=tuple(p for v in vnfs for p in v.ports) +
+                     gen.ports, vnfs=vnfs, generator=gen, hugepages=pages,
+                     pmd_cpus=(PMD_CPU,), flavors=tuple(flavors),
+                     notes=tuple(notes))
+
+
+def _bridges(topology):
+    """{physical network: Bridge} of the chain's data networks."""
     bridges = {}
     data_networks = {id(port.network): port.network
                      for node in topology.nodes for port in node.data_ports}
@@ -213,10 +239,14 @@ def build(topology, prefix, socket_dir, host_cpus, generator='afpacket',
         physnet = network.physical_network or 'physnet1'
         if physnet not in bridges:
             bridges[physnet] = Bridge(interface_name('br', physnet), physnet)
+    return bridges
 
-    generators = [n for n in topology.nodes
-                  if n.config and n.config.role == 'generator']
-    if not generators:
+
+def _generator_node(topology):
+    """The stack's generator server; PlanError if none or a bad config."""
+    generators_found = [n for n in topology.nodes
+                        if n.config and n.config.role == 'generator']
+    if not generators_found:
         raise PlanError('endpoints', 'the stack has no generator server',
                         'use endpoints=generator (the default): the local '
                         'bed needs a generator it can run')
@@ -225,63 +255,48 @@ def build(topology, prefix, socket_dir, host_cpus, generator='afpacket',
             raise PlanError('%s.user_data' % node.name,
                             str(node.config_error),
                             'fix the template that renders it')
+    return generators_found[0]
 
+
+def _vnf(node, index, bridges, socket_dir, cpus, pinned):
+    """A VNF server: its ports vhost-user ports named vhu-vN-l/r."""
+    short = 'v%d' % index
     ports = []
-    vnfs = []
-    gen_node = generators[0]
-    vnf_nodes = [n for n in topology.nodes if n.config.role == 'vnf']
-    cpus, pinned = _cpu_sets(vnf_nodes, host_cpus, notes)
-    for index, node in enumerate(vnf_nodes, 1):
-        short = 'v%d' % index
-        node_ports = []
-        for role in node_config.PORT_NAMES:
-            port = node.port_for(role)
-            name = interface_name('vhu', short, role[0])
-            node_ports.append(_switch_port(
+    for role in node_config.PORT_NAMES:
+        name = interface_name('vhu', short, role[0])
+        ports.append(_switch_port(
+            node.port_for(role), bridges, name, node.config.name, role,
+            'vhost', socket='%s/%s.sock' % (socket_dir, name)))
+    return Vnf(name=node.config.name, config=node.config,
+               user_data=node.server.properties['user_data'],
+               server_id=node.server.resource_id, ports=tuple(ports),
+               cpus=cpus, pinned=pinned)
+
+
+def _generator(node, bridges, socket_dir, kind, why, host_cpus, vnf_sets,
+               notes):
+    """The generator server: PROX on vhost-user ports, or veth pairs."""
+    ports = []
+    for role in node_config.PORT_NAMES:
+        port = node.port_for(role)
+        if kind == 'prox':
+            name = interface_name('vhu', 'g', role[0])
+            ports.append(_switch_port(
                 port, bridges, name, node.config.name, role, 'vhost',
                 socket='%s/%s.sock' % (socket_dir, name)))
-        ports.extend(node_ports)
-        vnfs.append(Vnf(name=node.config.name, config=node.config,
-                        user_data=node.server.properties['user_data'],
-                        server_id=node.server.resource_id,
-                        ports=tuple(node_ports), cpus=cpus[index - 1],
-                        pinned=pinned))
-    gen_ports = []
-    for role in node_config.PORT_NAMES:
-        port = gen_node.port_for(role)
-        if generator == 'prox':
-            name = interface_name('vhu', 'g', role[0])
-            gen_ports.append(_switch_port(
-                port, bridges, name, gen_node.config.name, role, 'vhost',
-                socket='%s/%s.sock' % (socket_dir, name)))
         else:
-            gen_ports.append(_switch_port(
+            ports.append(_switch_port(
                 port, bridges, interface_name('gen', role),
-                gen_node.config.name, role, 'veth', peer=role))
-    ports.extend(gen_ports)
-    gen_cpus, own = (), False
-    if generator == 'prox':
-        gen_cpus, own = _generator_cpus(host_cpus, cpus if pinned else [],
-                                        notes)
-    generator = Generator(gen_node.config.name, gen_node.config,
-                          tuple(gen_ports), kind=generator,
-                          why=generator_why, cpus=gen_cpus, cpus_own=own)
+                node.config.name, role, 'veth', peer=role))
+    cpus, own = (), False
+    if kind == 'prox':
+        cpus, own = _generator_cpus(host_cpus, vnf_sets, notes)
     notes.append('generator: %s (%s)' % (
         'PROX, gen and lat tasks, on vhost-user ports'
-        if generator.kind == 'prox' else
-        'AF_PACKET sender/receiver on veth pairs', generator_why or
-        'asked'))
-    flavors = _flavors(topology, notes)
-    pages = OVS_PAGES + VNF_PAGES * len(vnfs) + SPARE_PAGES
-    if generator.kind == 'prox':
-        pages += PROX_GENERATOR_PAGES
-    notes.append('management network and its ports: not realised (nothing '
-                 'here needs them; the generator is driven in-process)')
-    return LocalPlan(prefix=prefix, bridges=tuple(bridges.values()),
-                     ports=tuple(ports), vnfs=tuple(vnfs),
-                     generator=generator, hugepages=pages,
-                     pmd_cpus=(PMD_CPU,), flavors=tuple(flavors),
-                     notes=tuple(notes))
+        if kind == 'prox' else
+        'AF_PACKET sender/receiver on veth pairs', why or 'asked'))
+    return Generator(node.config.name, node.config, tuple(ports), kind=kind,
+                     why=why, cpus=cpus, cpus_own=own)
 
 
 def _switch_port(port, bridges, name, owner, role, kind, socket=None,
@@ -357,7 +372,7 @@ def _generator_cpus(host_cpus, vnf_sets, notes):
     return (PMD_CPU, HOUSEKEEPING_CPU), False
 
 
-def _flavors(topology, notes):
+def _flavors(topology):
     described = []
     for flavor in topology.flavors.values():
         props = flavor.properties

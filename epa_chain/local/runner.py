@@ -10,27 +10,29 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""Measure a bed with the engine the Tempest plugin uses, then report.
+"""Measure an up-and-proven bed as the Tempest plugin does, and report.
 
 The campaign (measurement/campaign.py) is the same code and the same
 searches; only the generator differs. Its highest load is capped at what
-this host's sender sustains (LocalGenerator.calibrate), since a generator
-that cannot offer the rate asked is an error, not a result.
+this host's generator sustains (its calibrate()), since a generator that
+cannot offer the rate asked is an error, not a result. lifecycle.py
+brings the bed up before and takes it down after; here: the measurement,
+the checks after it, the results' testbed section, the tables and the
+comparison of chain lengths.
 """
 
 import dataclasses
 import time
 
 from epa_chain.local import bed as bed_mod
-from epa_chain.local import session
-from epa_chain.local import teardown
+from epa_chain.local import proof as proof_mod
 
 # calibrate() is a snapshot: on 2 shared cores the sender's rate swings by
 # tens of percent within seconds, and a shortfall ends the search.
 CALIBRATION_MARGIN = 0.6
 
 
-def measure(bed, base_plan, progress, keep_up=False):
+def measure(bed, base_plan, progress):
     """Run the campaign on an up-and-proven bed; returns the document.
 
     `base_plan` is the campaign as the user asked for it; the bed sets
@@ -46,50 +48,57 @@ def measure(bed, base_plan, progress, keep_up=False):
                'timings': dict(bed.timings),
                'vnf_count': len(plan.vnfs),
                'generator': generator_section(plan)}
-    try:
-        campaign_plan = dataclasses.replace(
-            base_plan, chain_length=len(plan.vnfs),
-            directions=plan.directions)
-        if campaign_plan.max_load_fps is None:
-            # The sender is slower for big frames: the slowest frame size
-            # sets the cap, with a margin for the chain's share of the CPUs.
-            capacity = {fs.label: bed.generator.calibrate(fs)
-                        for fs in campaign_plan.frame_sizes}
-            margin = getattr(bed.generator, 'calibration_margin',
-                             CALIBRATION_MARGIN)
-            max_load = min(capacity.values()) * margin
-            min_load = campaign_plan.min_load_fps
-            if min_load is not None and min_load >= max_load:
-                # As with a big frame's line rate: the default floor.
-                progress('lowest load %s fps is not below the highest '
-                         'here; the default floor applies' % format(
-                             int(min_load), ','))
-                min_load = None
-            campaign_plan = dataclasses.replace(
-                campaign_plan, max_load_fps=max_load, min_load_fps=min_load)
-            testbed['generator_capacity_fps'] = capacity
-            progress('generator sustains %s fps per direction here; '
-                     'highest load %s fps' % (', '.join(
-                         '%s at %s B' % (format(int(fps), ','), label)
-                         for label, fps in capacity.items()),
-                         format(int(max_load), ',')))
-        started = time.monotonic()
-        document = campaign.run(bed.generator, campaign_plan, progress)
-        testbed['timings']['measure_s'] = time.monotonic() - started
-        checks = session.end_checks(bed)
-        testbed['end_checks'] = checks
-        progress('after measuring: %d/%d port MACs still learned, %d frames '
-                 'flooded since the proof' % (
-                     sum(checks['learned'].values()), len(checks['learned']),
-                     checks['flooded_since_proof']))
-    finally:
-        if not keep_up:
-            bed.close_generator()
-            started = time.monotonic()
-            teardown.down(bed.state, progress)
-            testbed['timings']['down_s'] = time.monotonic() - started
+    campaign_plan = dataclasses.replace(
+        base_plan, chain_length=len(plan.vnfs), directions=plan.directions)
+    if campaign_plan.max_load_fps is None:
+        campaign_plan = _capped(bed, campaign_plan, testbed, progress)
+    started = time.monotonic()
+    document = campaign.run(bed.generator, campaign_plan, progress)
+    testbed['timings']['measure_s'] = time.monotonic() - started
+    checks = end_checks(bed)
+    testbed['end_checks'] = checks
+    progress('after measuring: %d/%d port MACs still learned, %d frames '
+             'flooded since the proof' % (
+                 sum(checks['learned'].values()), len(checks['learned']),
+                 checks['flooded_since_proof']))
     document['testbed'] = testbed
     return document
+
+
+def _capped(bed, campaign_plan, testbed, progress):
+    """The campaign with its highest load below what the generator sends.
+
+    The sender is slower for big frames: the slowest frame size sets the
+    cap, with a margin for the chain's share of the CPUs.
+    """
+    capacity = {fs.label: bed.generator.calibrate(fs)
+                for fs in campaign_plan.frame_sizes}
+    margin = getattr(bed.generator, 'calibration_margin',
+                     CALIBRATION_MARGIN)
+    max_load = min(capacity.values()) * margin
+    min_load = campaign_plan.min_load_fps
+    if min_load is not None and min_load >= max_load:
+        # As with a big frame's line rate: the default floor.
+        progress('lowest load %s fps is not below the highest here; the '
+                 'default floor applies' % format(int(min_load), ','))
+        min_load = None
+    testbed['generator_capacity_fps'] = capacity
+    progress('generator sustains %s fps per direction here; highest load '
+             '%s fps' % (', '.join('%s at %s B' % (format(int(fps), ','),
+                                                   label)
+                                   for label, fps in capacity.items()),
+                         format(int(max_load), ',')))
+    return dataclasses.replace(campaign_plan, max_load_fps=max_load,
+                               min_load_fps=min_load)
+
+
+def end_checks(bed):
+    """After measuring: still learned, nothing flooded since the proof."""
+    learned = proof_mod.learned_ports(bed.switch, bed.plan)
+    flooded = proof_mod.flooded_since(bed.switch, bed.plan,
+                                      bed.flood_baseline)
+    return {'learned': learned, 'all_learned': all(learned.values()),
+            'flooded_since_proof': flooded}
 
 
 def generator_section(plan):

@@ -91,6 +91,16 @@ class TestOptions(testtools.TestCase):
         self.assertEqual([DeprecationWarning] * 2,
                          [w.category for w in caught])
 
+    def test_the_local_bed_offers_the_registrys_kinds(self):
+        from epa_chain.local import plan
+        from epa_chain.tests import cli_options
+
+        self.assertEqual(('prox', 'afpacket'), generators.local_kinds())
+        self.assertEqual(generators.local_kinds(), plan.GENERATORS)
+        for action in ('run', 'up'):
+            self.assertEqual(list(generators.local_kinds()), list(
+                cli_options.actions('local', action)['--generator'].choices))
+
     def test_lists_may_come_as_json_text(self):
         made = make(endpoints=json.dumps(ENDPOINTS),
                     streams=json.dumps(STREAMS[:1]))

@@ -33,8 +33,8 @@ import testtools
 from epa_chain import cli
 from epa_chain.commands import local as local_command
 from epa_chain.local import host
+from epa_chain.local import lifecycle
 from epa_chain.local import names
-from epa_chain.local import session
 from epa_chain.local import state as state_mod
 from epa_chain.local import teardown
 
@@ -77,7 +77,7 @@ class Scratch(testtools.TestCase):
             patcher.start()
             self.addCleanup(patcher.stop)
         patcher = mock.patch.object(
-            session, 'preflight',
+            lifecycle, 'preflight',
             side_effect=AssertionError('preflight reached'))
         patcher.start()
         self.addCleanup(patcher.stop)

@@ -19,20 +19,23 @@ import testtools
 
 from epa_chain.hot import resolve
 from epa_chain.hot import shipped
+from epa_chain.local import lifecycle
 from epa_chain.local import plan as plan_mod
-from epa_chain.local import session
 from epa_chain.tests import repo
 
 LOCAL = {'vnf_engine': 'testpmd', 'endpoints': 'generator'}
 
 
+def _stack(preset, **parameters):
+    return lifecycle.Stack(os.path.join(repo.TEMPLATES, 'chain.yaml'),
+                           (shipped.preset_path(preset, repo.TEMPLATES),),
+                           parameters, 'epa')
+
+
 @functools.lru_cache(maxsize=None)
 def _topology(preset, **overrides):
-    parameters = dict(LOCAL, **overrides)
-    stack = session.Stack(os.path.join(repo.TEMPLATES, 'chain.yaml'),
-                          [shipped.preset_path(preset, repo.TEMPLATES)],
-                          parameters, 'epa')
-    return session.resolve(stack).topology
+    stack = _stack(preset, **overrides)
+    return lifecycle.resolve(stack, stack.for_bed('testpmd')).topology
 
 
 def _plan(preset, cpus=(0, 1), generator='afpacket', generator_why='',
@@ -227,13 +230,28 @@ class TestPresets(testtools.TestCase):
         self.assertIn('pvvvp', str(error))
 
     def test_a_stack_that_does_not_validate_creates_nothing(self):
-        stack = session.Stack(os.path.join(repo.TEMPLATES, 'chain.yaml'),
-                              [shipped.preset_path('pvp', repo.TEMPLATES)],
-                              dict(LOCAL, vnf_count=5), 'epa')
-        error = self.assertRaises(session.SessionError, session.resolve,
-                                  stack)
+        stack = _stack('pvp', vnf_count=5)
+        error = self.assertRaises(lifecycle.LocalError, lifecycle.resolve,
+                                  stack, stack.for_bed('testpmd'))
         self.assertIn('nothing was created', str(error))
         self.assertIn('vnf_count', str(error))
+
+
+class TestBedParameters(testtools.TestCase):
+
+    def test_the_bed_runs_its_own_generator_and_the_user_wins(self):
+        self.assertEqual(LOCAL, _stack('pvp').for_bed('testpmd'))
+        self.assertEqual(
+            {'vnf_engine': 'prox', 'endpoints': 'generator',
+             'vnf_count': '2'},
+            _stack('pvp', vnf_engine='prox', vnf_count='2').for_bed(
+                'testpmd'))
+
+    def test_a_chain_length_overrides_and_zero_is_one_vnf(self):
+        # 0 VNFs is plan.without_vnfs of a one-VNF stack
+        self.assertEqual([3, 1, 1], [
+            _stack('pvp', vnf_count='2').for_bed('prox', count)['vnf_count']
+            for count in (3, 1, 0)])
 
 
 class TestResolve(testtools.TestCase):
