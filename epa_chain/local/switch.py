@@ -464,62 +464,16 @@ class PrivateSwitch(object):
         report = {}
         survivors = []
         for daemon in DAEMONS:
-            pidfile = os.path.join(directory, daemon + '.pid')
-            pid = _read_pid(pidfile)
-            if pid is None:
-                report[daemon] = 'no pidfile'
-                continue
-            if not host.alive(pid, proc_root):
-                report[daemon] = 'pid %d not running' % pid
-            elif not is_daemon_of(pid, daemon, directory, proc_root):
-                report[daemon] = ('pid %d is not %s of %s: left alone' % (
-                    pid, daemon, directory))
-            elif not host.stop_processes([pid], timeout_s,
-                                         proc_root=proc_root, kill=kill,
-                                         sleep=sleep)[1]:
-                report[daemon] = 'stopped pid %d' % pid
-            else:
-                # Kept with its pidfile for the next stop; the rest is
-                # cleaned up all the same.
-                report[daemon] = 'pid %d survived SIGKILL' % pid
-                survivors.append('%s pid %d' % (daemon, pid))
-                continue
-            _unlink(pidfile)  # the daemon may have removed it itself
-        try:
-            with open(os.path.join(directory, STATE_FILE)) as stream:
-                state = json.load(stream)
-        except (OSError, ValueError):
-            state = {}
-        if not isinstance(state, dict):
-            state = {}
-        netns = state.get('netns')
-        if netns and not _is_name(netns):
-            report['netns'] = 'not a namespace name %r: left alone' % (netns,)
-        elif netns and state.get('created_netns'):
-            # Deleting it removes ovs-netdev, bridge taps, moved-in veths.
-            result = _quiet(run, ['ip', 'netns', 'delete', netns])
-            report['netns'] = 'deleted %s' % netns if not result.returncode \
-                else 'not deleted %s: %s' % (netns, result.stderr.strip())
-        elif netns:
-            bridges = state.get('bridges')
-            for device in ['ovs-netdev'] + [
-                    b for b in (bridges if isinstance(bridges, list) else [])
-                    if _is_name(b)]:
-                _quiet(run, ['ip', '-n', netns, 'link', 'delete', device])
-            report['netns'] = 'kept %s (not ours), taps removed' % netns
-        prefix = state.get('prefix')
-        if prefix and _is_name(prefix):
-            # Files a killed DPDK process leaves; they hold huge pages.
-            # Only in the bed's own mount beside this directory.
-            huge_dir = state.get('huge_dir')
-            if isinstance(huge_dir, str) and os.path.dirname(
-                    os.path.normpath(huge_dir)) == os.path.dirname(directory):
-                for leftover in glob.glob(os.path.join(
-                        glob.escape(huge_dir),
-                        glob.escape(prefix) + 'map_*')):
-                    _unlink(leftover)
-            shutil.rmtree(os.path.join(dpdk_run_dir, prefix),
-                          ignore_errors=True)
+            done, survived = _stop_daemon(daemon, directory, proc_root,
+                                          kill, sleep, timeout_s)
+            report[daemon] = done
+            if survived:
+                survivors.append('%s %s' % (daemon, survived))
+        state = _read_state(directory)
+        netns = _clean_netns(state, run)
+        if netns:
+            report['netns'] = netns
+        _remove_dpdk_leftovers(state, directory, dpdk_run_dir)
         for pattern in ('*.ctl', '*.mgmt', '*.snoop', 'db.sock'):
             for socket_path in glob.glob(os.path.join(
                     glob.escape(directory), pattern)):
@@ -617,3 +571,77 @@ class PrivateSwitch(object):
                           'dpdk_version', wait=False)
         ovs, dpdk = (line.strip().strip('"') for line in out.splitlines())
         return {'ovs_version': ovs, 'dpdk_version': dpdk}
+
+
+# ---- stop_in's steps: what a switch directory's files name -----------------
+
+def _stop_daemon(daemon, directory, proc_root, kill, sleep, timeout_s):
+    """(what was done, 'pid N' if it survived SIGKILL) for one daemon."""
+    pidfile = os.path.join(directory, daemon + '.pid')
+    pid = _read_pid(pidfile)
+    if pid is None:
+        return 'no pidfile', None
+    if not host.alive(pid, proc_root):
+        done = 'pid %d not running' % pid
+    elif not is_daemon_of(pid, daemon, directory, proc_root):
+        done = 'pid %d is not %s of %s: left alone' % (pid, daemon,
+                                                       directory)
+    elif not host.stop_processes([pid], timeout_s, proc_root=proc_root,
+                                 kill=kill, sleep=sleep)[1]:
+        done = 'stopped pid %d' % pid
+    else:
+        # Kept with its pidfile for the next stop; the rest is cleaned up
+        # all the same.
+        return 'pid %d survived SIGKILL' % pid, 'pid %d' % pid
+    _unlink(pidfile)  # the daemon may have removed it itself
+    return done, None
+
+
+def _read_state(directory):
+    """The switch's state file as a dict ({} when missing or damaged)."""
+    try:
+        with open(os.path.join(directory, STATE_FILE)) as stream:
+            state = json.load(stream)
+    except (OSError, ValueError):
+        state = {}
+    return state if isinstance(state, dict) else {}
+
+
+def _clean_netns(state, run):
+    """The namespace the switch created deleted, or its devices in one.
+
+    What was done; None when no namespace is recorded.
+    """
+    netns = state.get('netns')
+    if not netns:
+        return None
+    if not _is_name(netns):
+        return 'not a namespace name %r: left alone' % (netns,)
+    if state.get('created_netns'):
+        # Deleting it removes ovs-netdev, bridge taps, moved-in veths.
+        result = _quiet(run, ['ip', 'netns', 'delete', netns])
+        return 'deleted %s' % netns if not result.returncode \
+            else 'not deleted %s: %s' % (netns, result.stderr.strip())
+    bridges = state.get('bridges')
+    for device in ['ovs-netdev'] + [
+            b for b in (bridges if isinstance(bridges, list) else [])
+            if _is_name(b)]:
+        _quiet(run, ['ip', '-n', netns, 'link', 'delete', device])
+    return 'kept %s (not ours), taps removed' % netns
+
+
+def _remove_dpdk_leftovers(state, directory, dpdk_run_dir):
+    """Files a killed DPDK process leaves; they hold huge pages.
+
+    Only in the bed's own mount beside this directory.
+    """
+    prefix = state.get('prefix')
+    if not prefix or not _is_name(prefix):
+        return
+    huge_dir = state.get('huge_dir')
+    if isinstance(huge_dir, str) and os.path.dirname(
+            os.path.normpath(huge_dir)) == os.path.dirname(directory):
+        for leftover in glob.glob(os.path.join(
+                glob.escape(huge_dir), glob.escape(prefix) + 'map_*')):
+            _unlink(leftover)
+    shutil.rmtree(os.path.join(dpdk_run_dir, prefix), ignore_errors=True)

@@ -68,30 +68,10 @@ def send(senders, schedule, clock=time.perf_counter, wall_ns=time.time_ns,
         if elapsed > cutoff_s:
             cut_off = schedule.paced
             break
-        due = due_at(elapsed, seq)
         before = seq
-        while seq < due and error is None:
-            for index, (send_one, frame) in enumerate(streams):
-                data = frame(seq, wall_ns())
-                attempts = 0
-                while True:
-                    try:
-                        send_one(data)
-                        break
-                    except OSError as exc:
-                        attempts += 1
-                        if (exc.errno not in RETRY_ERRNOS or
-                                attempts > MAX_RETRIES):
-                            error = 'sending frame %d of stream %d: %s' % (
-                                seq, index, exc)
-                            break
-                        retries += 1
-                        sleep(0)
-                if error is not None:
-                    break
-                tx[index] += 1
-            else:
-                seq += 1
+        seq, more, error = _burst(streams, tx, seq, due_at(elapsed, seq),
+                                  wall_ns, sleep)
+        retries += more
         now = clock()
         if seq != before:
             last = now
@@ -101,6 +81,35 @@ def send(senders, schedule, clock=time.perf_counter, wall_ns=time.time_ns,
     return {'tx': tx, 'first': first, 'last': last, 'started_at': started_at,
             'cut_off': cut_off, 'retries': retries, 'error': error,
             'rate_fps': schedule.rate_fps}
+
+
+def _burst(streams, tx, seq, due, wall_ns, sleep):
+    """Frames seq..due-1 of every stream: (next seq, retries, error).
+
+    Counts into `tx`; a frame whose send fails for good stops the burst
+    with the error (that frame of that stream is not counted).
+    """
+    retries = 0
+    while seq < due:
+        for index, (send_one, frame) in enumerate(streams):
+            data = frame(seq, wall_ns())
+            attempts = 0
+            while True:
+                try:
+                    send_one(data)
+                    break
+                except OSError as exc:
+                    attempts += 1
+                    if (exc.errno not in RETRY_ERRNOS or
+                            attempts > MAX_RETRIES):
+                        return seq, retries, (
+                            'sending frame %d of stream %d: %s' % (
+                                seq, index, exc))
+                    retries += 1
+                    sleep(0)
+            tx[index] += 1
+        seq += 1
+    return seq, retries, None
 
 
 def sending_seconds(report):
