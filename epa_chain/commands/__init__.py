@@ -10,4 +10,23 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""Subcommands of the `epa-chain` console script."""
+"""Subcommands of the `epa-chain` console script: thin leaves.
+
+Each module is one subcommand (cli.py loads every module not starting
+with '_'): `add_arguments(parser)` declares its options, `run(args)`
+turns their text into checked, typed values once and calls one function
+of the package that owns the work, mapping its errors to one stderr line
+and an exit status. No command imports another, and none writes onto
+the parsed arguments.
+
+- `validate`: templates and presets checked offline
+  (epa_chain.validation).
+- `translate`: TOSCA to HOT (epa_chain.tosca).
+- `measure`: a campaign against a generator (epa_chain.measurement).
+- `report`: a results file's tables and plots (epa_chain.measurement).
+- `prove`: a created chain stack forwards, hop by hop (epa_chain.cloud).
+- `local`: the stack on this host (epa_chain.local.lifecycle).
+- `prox`: build PROX (epa_chain.prox.build).
+- `_arguments`: argument text shared by measure and local (not a
+  command).
+"""

@@ -10,10 +10,20 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""The local generator's traffic: AF_PACKET senders and receivers.
+"""The AF_PACKET generator's traffic: senders and receivers.
 
-The generator (epa_chain.local.generator) runs each trial as two forked
+The generator (epa_chain.local.afpacket) runs each trial as two forked
 processes - one sender for every stream, one receiver for every
 receiving endpoint - on sockets opened inside the test bed's network
 namespace.
+
+- `frames`: the frames (Ethernet/IPv4/UDP, signature, tag, sequence,
+  transmit time), built once and patched per send.
+- `pacing`: the schedule (frame i at t0 + i / rate) and offered rates.
+- `sender`: the sending loop.
+- `receiver`: the receiving loop, counters and one-way delays.
+- `results`: a trial's reports as a measurement.trial result.
+- `sockets`: AF_PACKET sockets, MTU, kernel drop statistics.
+- `netns`: run a function inside a network namespace.
+- `workers`: the forked sender and receiver processes.
 """
