@@ -129,7 +129,7 @@ def setup(plan_generator, cpus,
 def bucket_shift(config_shift):
     """The histogram's bucket width PROX runs with (log2 TSC cycles)."""
     if config_shift is None:
-        return prox_client.DEFAULT_LATENCY_BUCKET_SHIFT
+        return prox_client.PROX_BUILTIN_LATENCY_BUCKET_SHIFT
     return config_shift
 
 

@@ -122,12 +122,12 @@ class TestSetup(testtools.TestCase):
             dataclasses.replace(plan.generator.config,
                                 latency_bucket_shift=None)))
         found = prox_setup.setup(generator, generator.cpus)
-        self.assertEqual(prox_client.DEFAULT_LATENCY_BUCKET_SHIFT,
+        self.assertEqual(prox_client.PROX_BUILTIN_LATENCY_BUCKET_SHIFT,
                          found.layout.latency_bucket_shift)
         text = prox_setup.render(found, '/h', 'p', 'n')
         self.assertNotIn('latency bucket size', text)
         self.assertIn('128 buckets of 2^%d TSC cycles'
-                      % prox_client.DEFAULT_LATENCY_BUCKET_SHIFT,
+                      % prox_client.PROX_BUILTIN_LATENCY_BUCKET_SHIFT,
                       ' '.join(pg.section(generator)['caveats']))
 
     def test_section_states_the_cost_of_a_shared_cpu(self):
