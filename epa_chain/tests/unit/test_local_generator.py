@@ -18,6 +18,8 @@ in for the veth ends; traffic/ has its own tests
 (test_local_generator_traffic).
 """
 
+import importlib.machinery
+import importlib.util
 import json
 import os
 import socket
@@ -39,6 +41,7 @@ from epa_chain.local.traffic import sockets
 from epa_chain.local.traffic import workers
 from epa_chain.measurement import guards
 from epa_chain.measurement import trial
+from epa_chain.tests import repo
 
 LEFT_MAC = '02:00:00:00:00:01'
 RIGHT_MAC = '02:00:00:00:00:02'
@@ -100,6 +103,14 @@ class TestOptions(testtools.TestCase):
         for action in ('run', 'up'):
             self.assertEqual(list(generators.local_kinds()), list(
                 cli_options.actions('local', action)['--generator'].choices))
+        # and the benchmark comparing them
+        loader = importlib.machinery.SourceFileLoader(
+            'local_generator_benchmark', os.path.join(
+                repo.ROOT, 'tools', 'local-generator-benchmark'))
+        tool = importlib.util.module_from_spec(
+            importlib.util.spec_from_loader(loader.name, loader))
+        loader.exec_module(tool)
+        self.assertEqual(generators.local_kinds(), tool.GENERATORS)
 
     def test_lists_may_come_as_json_text(self):
         made = make(endpoints=json.dumps(ENDPOINTS),
