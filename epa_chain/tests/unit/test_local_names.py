@@ -37,6 +37,7 @@ from epa_chain.local import lifecycle
 from epa_chain.local import names
 from epa_chain.local import state as state_mod
 from epa_chain.local import teardown
+from epa_chain.prox import build as prox_build
 
 
 def run(*argv):
@@ -289,6 +290,62 @@ class TestCommandEdge(Scratch):
                               '--json', directory)
         self.assertOneLineError(code, err, '--json', 'directory')
         self.assertEqual([], os.listdir(self.root))
+
+
+class TestRequestEdge(Scratch):
+    """Every value the command parses is refused before preflight."""
+
+    def setUp(self):
+        super().setUp()
+        patcher = mock.patch.dict(os.environ)
+        patcher.start()
+        self.addCleanup(patcher.stop)
+        for variable in (prox_build.BINARY_VARIABLE,
+                         prox_build.SOURCE_VARIABLE):
+            os.environ.pop(variable, None)
+
+    def test_bad_values_are_one_line_and_touch_nothing(self):
+        for argv, needle in (
+                (['run', '--parameter', 'vnf_count'], '--parameter'),
+                (['up', '--parameter', '=2'], '--parameter'),
+                (['up', '--preset', 'pvvvp'], '--preset'),
+                (['run', '--prox-binary', self.top + '/none'],
+                 '--prox-binary %s/none: not an executable file' % self.top),
+                (['run', '--vnf-counts', '0,4'], '--vnf-counts'),
+                (['run', '--vnf-counts', 'x'], '--vnf-counts'),
+                (['run', '--frame-sizes', '12'], '--frame-sizes'),
+                (['run', '--loss-goals', 'NDR'], '--loss-goals')):
+            with self.subTest(argv=argv):
+                code, out, err = run('local', *argv, '--state-root',
+                                     self.root)
+                self.assertOneLineError(code, err, needle)
+                self.assertEqual('', out)
+        self.assertEqual([], os.listdir(self.root))
+
+    def test_the_command_passes_a_request_and_writes_nothing_on_args(self):
+        args = cli.build_parser().parse_args([
+            'local', 'run', '--state-root', self.root, '--parameter',
+            'vnf_count=2', '--vnf-counts', '0,1', '--frame-sizes', '64,128',
+            '--generator', 'afpacket'])
+        before = dict(vars(args))
+        seen = []
+        with mock.patch.object(lifecycle, 'run', side_effect=lambda request,
+                               progress, out: seen.append(request) or 0):
+            self.assertEqual(0, local_command.run(args))
+        self.assertEqual(before, vars(args))
+        (request,) = seen
+        self.assertIsInstance(request, lifecycle.Request)
+        self.assertEqual((0, 1), request.vnf_counts)
+        self.assertEqual({'vnf_count': '2'}, request.stack.parameters)
+        self.assertEqual(['64', '128'], [
+            f.label for f in request.campaign.frame_sizes])
+        self.assertEqual(('afpacket', None), (request.generator,
+                                              request.engine))
+        self.assertTrue(request.prox.nothing)
+        self.assertEqual(os.path.join(self.root, 'epa'),
+                         request.state.directory)
+        self.assertRaises(AttributeError, setattr, request, 'generator',
+                          'prox')
 
 
 class TestNamesDirectory(testtools.TestCase):

@@ -21,6 +21,7 @@ from epa_chain.hot import resolve
 from epa_chain.hot import shipped
 from epa_chain.local import lifecycle
 from epa_chain.local import plan as plan_mod
+from epa_chain.prox import binary
 from epa_chain.tests import repo
 
 LOCAL = {'vnf_engine': 'testpmd', 'endpoints': 'generator'}
@@ -252,6 +253,46 @@ class TestBedParameters(testtools.TestCase):
         self.assertEqual([3, 1, 1], [
             _stack('pvp', vnf_count='2').for_bed('prox', count)['vnf_count']
             for count in (3, 1, 0)])
+
+
+class TestChoice(testtools.TestCase):
+    """The engines and generator, once the PROX binary is known."""
+
+    def choose(self, prox=None, **fields):
+        request = lifecycle.Request(state=None, stack=_stack('pvp'),
+                                    prox=prox or binary.Given(), **fields)
+        return lifecycle.choose(request, lambda line: None)
+
+    def test_without_prox_testpmd_and_afpacket_saying_why(self):
+        choice = self.choose()
+        self.assertEqual((None, 'testpmd', None, 'afpacket'), (
+            choice.prox_binary, choice.engine, choice.engine_binary,
+            choice.generator))
+        self.assertEqual('default: no PROX binary (%s)'
+                         % binary.nothing_given(), choice.generator_why)
+
+    def test_with_a_binary_prox_everywhere(self):
+        prox = binary.Given(binary='/opt/prox', option='--prox-binary',
+                            label='--prox-binary /opt/prox')
+        choice = self.choose(prox)
+        self.assertEqual(('/opt/prox', 'prox', '/opt/prox', 'prox'), (
+            choice.prox_binary, choice.engine, choice.engine_binary,
+            choice.generator))
+        self.assertEqual('default: a PROX binary (--prox-binary /opt/prox)',
+                         choice.generator_why)
+        # what the user asked for wins, and says so
+        choice = self.choose(prox, engine='testpmd', generator='afpacket',
+                             engine_binary='/usr/bin/dpdk-testpmd')
+        self.assertEqual(('testpmd', '/usr/bin/dpdk-testpmd', 'afpacket',
+                          '--generator afpacket'), (
+            choice.engine, choice.engine_binary, choice.generator,
+            choice.generator_why))
+
+    def test_the_prox_generator_without_a_binary_is_refused(self):
+        error = self.assertRaises(lifecycle.LocalError, self.choose,
+                                  generator='prox')
+        self.assertIn('--generator prox: no PROX binary', str(error))
+        self.assertIn('--prox-source SRC', str(error))
 
 
 class TestResolve(testtools.TestCase):
