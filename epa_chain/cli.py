@@ -31,6 +31,7 @@ import pkgutil
 import sys
 
 from epa_chain import commands
+from epa_chain import safe_yaml
 
 
 def _commands():
@@ -103,7 +104,7 @@ def describe(error):
     else:
         text = str(error) or type(error).__name__
     # A path or value with a newline in it must not make a second line.
-    return ' '.join(text.split())
+    return safe_yaml.escape(text.strip())
 
 
 def _name(args):
@@ -113,7 +114,37 @@ def _name(args):
         else args.command
 
 
+class _Escaping:
+    """A text stream that shows each unprintable character as an escape.
+
+    Messages and reports quote files, names and values from hostile input
+    (and Heat's messages quote templates): a raw ESC or a bidi override in
+    them would drive the reader's terminal. Newlines and tabs pass.
+    """
+
+    def __init__(self, stream):
+        self._stream = stream
+
+    def write(self, text):
+        if not text.isprintable():
+            text = ''.join(char if char.isprintable() or char in '\n\t'
+                           else repr(char)[1:-1] for char in text)
+        return self._stream.write(text)
+
+    def __getattr__(self, name):
+        return getattr(self._stream, name)
+
+
 def main(argv=None):
+    streams = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = _Escaping(sys.stdout), _Escaping(sys.stderr)
+    try:
+        return _main(argv)
+    finally:
+        sys.stdout, sys.stderr = streams
+
+
+def _main(argv):
     args = build_parser().parse_args(argv)
     debug = bool(os.environ.get(DEBUG_VARIABLE))
     name = _name(args)

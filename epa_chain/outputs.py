@@ -47,6 +47,11 @@ def check_file(path, option, allow_stdout=False):
     if not path:
         raise OutputError('%s: an empty path; give a file to write' % option)
     _check_characters(path, option)
+    if path.endswith(os.sep):
+        # A directory's name: the rename at the end would fail, after
+        # the work.
+        raise OutputError('%s %s: names a directory; give a file path'
+                          % (option, path))
     try:
         found = os.lstat(path)
     except FileNotFoundError:

@@ -31,7 +31,9 @@ loader, heatclient's, Heat's or tosca-parser's) builds the document.
 
 import functools
 import json
+import math
 import os
+import re
 import stat
 
 import yaml
@@ -47,6 +49,10 @@ MAX_ALIAS_NODES = 10000
 MAX_DEPTH = 100
 
 _LOADER = getattr(yaml, 'CSafeLoader', yaml.SafeLoader)
+# YAML's and JSON's ways of writing a number, infinities and NaN included.
+_NUMBER = re.compile(r'^[-+]?(\.(inf|Inf|INF|nan|NaN|NAN)|'
+                     r'(Infinity|NaN)|[0-9][0-9_]*\.?[0-9_]*([eE][-+]?[0-9]+)?|'
+                     r'\.[0-9_]+([eE][-+]?[0-9]+)?)$')
 _STARTS = (yaml.MappingStartEvent, yaml.SequenceStartEvent)
 _ENDS = (yaml.MappingEndEvent, yaml.SequenceEndEvent)
 _WRITE_ONE = 'write a YAML mapping (name: value lines) in it'
@@ -243,6 +249,11 @@ def _count(events, name):
         elif isinstance(event, yaml.ScalarEvent):
             if event.anchor:
                 anchors[event.anchor] = (1, 0)
+            if event.implicit[0] and _non_finite(event.value):
+                raise InputError(
+                    name, '%s is not a finite number (line %d)' % (
+                        event.value, event.start_mark.line + 1),
+                    'give a number')
             add(1, 0)
         elif isinstance(event, _STARTS):
             open_nodes.append([event.anchor, 1, 0])
@@ -253,6 +264,21 @@ def _count(events, name):
             if anchor:
                 anchors[anchor] = (nodes, depth + 1)
             add(nodes, depth + 1)
+
+
+def _non_finite(plain):
+    """A plain scalar that reads as NaN or an infinity (.nan, 1e999, ...).
+
+    Heat reads such a number parameter as a value every range passes.
+    """
+    if not _NUMBER.match(plain):
+        return False
+    text = plain.replace('_', '').lower()
+    try:
+        return not math.isfinite(float(text.replace('.inf', 'inf').replace(
+            '.nan', 'nan')))
+    except ValueError:
+        return False
 
 
 def _too_deep(name):

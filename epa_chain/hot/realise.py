@@ -74,6 +74,8 @@ class Realisation:
     # The top-level template (as shown) and its parameters' values.
     template: str = ''
     parameters: dict = dataclasses.field(default_factory=dict)
+    # Each parameter's declared type (number, string, json, ...).
+    parameter_types: dict = dataclasses.field(default_factory=dict)
 
     def of_type(self, *types):
         return [r for r in self.resources.values() if r.type in types]
@@ -160,9 +162,11 @@ def realise(stack, template_set, synthesiser=None):
         except Exception as exc:
             raise RealisationError(('outputs', name), top, exc)
     # Without Heat's pseudo parameters (OS::stack_name, ...).
-    parameters = {name: stack.parameters[name] for name in stack.parameters
-                  if '::' not in name}
-    return Realisation(found, outputs, top, parameters)
+    names = [name for name in stack.parameters if '::' not in name]
+    parameters = {name: stack.parameters[name] for name in names}
+    types = {name: stack.parameters.params[name].schema.type
+             for name in names}
+    return Realisation(found, outputs, top, parameters, types)
 
 
 def _realise_stack(stack, prefix, template, template_set, synthesiser,

@@ -36,6 +36,7 @@ import jsonschema
 
 from epa_chain.measurement import latency
 from epa_chain import outputs
+from epa_chain import safe_yaml
 
 SCHEMA_ID = 'epa-chain/results/1'
 #: `epa-chain local run --vnf-counts`: one results document per chain
@@ -262,36 +263,37 @@ def _read(path):
     """The file's text: a regular file, at most MAX_BYTES, UTF-8."""
     if not path:
         raise ResultsError('results file: an empty path; %s' % FIX)
+    shown = safe_yaml.escape(path)
     try:
         # O_NONBLOCK: opening a FIFO must not wait for a writer.
         handle = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY)
     except OSError as error:
         raise ResultsError('%s: cannot read: %s; %s' % (
-            path, error.strerror or error, FIX)) from None
+            shown, error.strerror or error, FIX)) from None
     try:
         mode = os.fstat(handle).st_mode
         if not stat.S_ISREG(mode):
             raise ResultsError('%s: is %s, not a regular file; %s' % (
-                path, 'a directory' if stat.S_ISDIR(mode) else
+                shown, 'a directory' if stat.S_ISDIR(mode) else
                 'a device, FIFO or socket', FIX))
         data = _read_at_most(handle, MAX_BYTES + 1)
     except OSError as error:
         raise ResultsError('%s: cannot read: %s; %s' % (
-            path, error.strerror or error, FIX)) from None
+            shown, error.strerror or error, FIX)) from None
     finally:
         os.close(handle)
     if len(data) > MAX_BYTES:
         raise ResultsError('%s: larger than %d MiB; a results file is not'
-                           '; %s' % (path, MAX_BYTES // 2 ** 20, FIX))
+                           '; %s' % (shown, MAX_BYTES // 2 ** 20, FIX))
     if data.startswith(GZIP_MAGIC):
         raise ResultsError('%s: gzip-compressed; decompress it first '
-                           '(gunzip -k %s)' % (path, path))
+                           '(gunzip -k %s)' % (shown, shown))
     try:
         return data.decode('utf-8-sig')
     except UnicodeDecodeError as error:
         raise ResultsError('%s: not UTF-8 text (byte 0x%02x at offset %d): '
                            'binary or another encoding; %s' % (
-                               path, data[error.start], error.start, FIX)
+                               shown, data[error.start], error.start, FIX)
                            ) from None
 
 

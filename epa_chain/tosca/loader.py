@@ -98,7 +98,7 @@ def load(path, inputs_path=None, allow_outside=False):
     imported = imports.Imports(path, text, raw, allow_outside)
     tosca = _parse(path, inputs_path, given, raw, imported)
     values = {i.name: given.get(i.name, i.default) for i in tosca.inputs}
-    problems = _stack_defaults(tosca, values, path)
+    problems = _stack_defaults(tosca, given, values, path)
     problems += _check_inputs(tosca, given, values, path, inputs_path)
     if problems:
         raise errors.ToscaError(problems)
@@ -166,7 +166,7 @@ def _parse(path, inputs_path, given, raw, imported):
                 list(collected) or [exc], path, inputs_path, raw))
 
 
-def _stack_defaults(tosca, values, path):
+def _stack_defaults(tosca, given, values, path):
     """Fill in chain.yaml's default for each optional input left unset.
 
     templates/chain.yaml owns such defaults (generator_latency_bucket_shift):
@@ -175,7 +175,9 @@ def _stack_defaults(tosca, values, path):
     """
     problems = []
     for item in tosca.inputs:
-        if values.get(item.name) is not None or item.required:
+        # Only an input not given at all: a null given is the user's error.
+        if item.name in given or values.get(item.name) is not None or \
+                item.required:
             continue
         try:
             values[item.name] = shipped.parameter_default(item.name)
@@ -224,7 +226,12 @@ def _check_inputs(tosca, given, values, path, inputs_path):
                 'maps, e.g. [{valid_values: [a, b]}]')
             continue
         if values[item.name] is None:
-            continue    # no value to check (_stack_defaults says so)
+            if item.name in given:
+                yield errors.ToscaProblem(
+                    display(inputs_path), 'given without a value',
+                    node=item.name, kind='input', fix='give a value, or '
+                    'leave the input out for its default')
+            continue    # else no value to check (_stack_defaults says so)
         for constraint in constraints:
             try:
                 constraint.validate(values[item.name])

@@ -31,6 +31,7 @@ to change. Rule IDs are stable: tests and users can grep for them.
 """
 
 import ipaddress
+import math
 
 from epa_chain.validation import findings
 from epa_chain.validation import nova_rules
@@ -52,8 +53,8 @@ def at(resource, rule, message, fix, prop=''):
 
 
 def check(topology, realisation):
-    for rule in (flavor_rules, network_rules, port_rules, node_rules,
-                 mac_chain_rules, management_rules):
+    for rule in (parameter_rules, flavor_rules, network_rules, port_rules,
+                 node_rules, mac_chain_rules, management_rules):
         yield from rule(topology, realisation)
 
 
@@ -393,6 +394,26 @@ def _blame(node, mac, realisation):
             if value == mac:
                 return parent.template, parent.dotted, key
     return node.server.template, node.name, 'user_data'
+
+
+# ---- parameter values -------------------------------------------------------
+
+def parameter_rules(topology, realisation):
+    """A number parameter holds a finite number, not a boolean.
+
+    Heat takes true for 1 and 'nan' or 1e999 for numbers that pass every
+    range constraint (NaN compares false with everything).
+    """
+    for name, value in sorted(realisation.parameters.items()):
+        if str(realisation.parameter_types.get(name)).lower() != 'number':
+            continue
+        if isinstance(value, bool) or not (
+                isinstance(value, (int, float)) and math.isfinite(value)):
+            yield findings.Finding(
+                rule='PARAM-VALUE', message='%r is not a finite number'
+                % (value,), fix='give a number (the template declares %s '
+                'a number)' % name, file=realisation.template,
+                parameter=name)
 
 
 # ---- management access ------------------------------------------------------

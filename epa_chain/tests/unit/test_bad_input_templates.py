@@ -329,6 +329,33 @@ VALIDATE_CASES = {
         lambda s: validate(repo.CHAIN, '-e', s.file(
             'e.yaml', 'parameters: {management_allowed_cidr: anywhere}\n')),
         1, 'management_allowed_cidr', kind=REPORT),
+    # ---- validate: numbers every range passes (NaN), or no numbers ---------
+    'number_parameter_nan_text': case(
+        lambda s: validate(repo.CHAIN, '-e', s.file(
+            'e.yaml', 'parameters: {vnf_count: nan}\n')),
+        1, 'vnf_count', 'PARAM-VALUE', kind=REPORT),
+    'number_parameter_boolean': case(
+        lambda s: validate(repo.CHAIN, '-e', s.file(
+            'e.yaml', 'parameters: {vnf_count: true}\n')),
+        1, 'vnf_count', 'PARAM-VALUE', kind=REPORT),
+    'yaml_nan_literal': case(
+        lambda s: validate(repo.CHAIN, '-e', s.file(
+            'e.yaml', 'parameters: {vnf_count: .nan}\n')),
+        1, 'e.yaml', '.nan is not a finite number', kind=REPORT),
+    'overflowing_default': case(
+        lambda s: validate(s.file('t.yaml', HOT + 'parameters:\n  n: '
+                                  '{type: number, default: 1e999}\n')),
+        1, 't.yaml', '1e999 is not a finite number', kind=REPORT),
+    'nan_in_a_constraint': case(
+        lambda s: validate(s.file('t.yaml', HOT + 'parameters:\n  n: '
+                                  '{type: number, default: 1, constraints: '
+                                  '[{range: {min: .nan}}]}\n')),
+        1, 't.yaml', '.nan is not a finite number', kind=REPORT),
+    'json_nan_constant': case(
+        lambda s: validate(s.file('t.json', '{"heat_template_version": '
+                                  '"2021-04-16", "parameters": {"n": '
+                                  '{"type": "number", "default": NaN}}}')),
+        1, 't.json', 'NaN is not a finite number', kind=REPORT),
 }
 TRANSLATE_CASES = {
     'import_outside': case(
@@ -429,6 +456,10 @@ TRANSLATE_CASES = {
     'inputs_empty': case(
         lambda s: _translated(s, s.tosca(), '-i', s.file('i.yaml')), 2,
         'i.yaml', 'empty'),
+    'inputs_value_null': case(
+        lambda s: _translated(s, s.tosca(), '-i', s.file(
+            'i.yaml', 'direction:\n')), 1, 'i.yaml', 'input direction',
+        'given without a value'),
     'inputs_directory': case(
         lambda s: _translated(s, s.tosca(), '-i', s.tree), 2, 'tree',
         'directory'),

@@ -76,9 +76,16 @@ class TestBoundary(testtools.TestCase):
             self.assertOneLine('epa-chain report: ' + expected, err)
 
     def test_a_message_with_newlines_stays_one_line(self):
+        # Escaped, not joined: the name shown is the name given.
         code, _out, err = run_raising(ValueError('bad\nfile\nname: x'))
         self.assertEqual(2, code)
-        self.assertOneLine('epa-chain report: bad file name: x', err)
+        self.assertOneLine('epa-chain report: bad\\nfile\\nname: x', err)
+
+    def test_control_characters_never_reach_the_terminal(self):
+        code, out, err = run_raising(ValueError('OS::\x1b[31mRed \u202e'))
+        self.assertEqual(2, code)
+        self.assertOneLine('epa-chain report: OS::\\x1b[31mRed \\u202e',
+                           err)
 
     def test_a_command_with_actions_is_named_with_its_action(self):
         code, _out, err = run_raising(

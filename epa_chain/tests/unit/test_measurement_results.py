@@ -97,6 +97,22 @@ class TestSchema(testtools.TestCase):
                                   broken, 'old.json')
         self.assertIn('epa-chain/results/1', str(error))
 
+    def test_names_and_counts_a_report_prints_are_bounded(self):
+        # A results file is input too: a goal name with a newline or an
+        # escape, or a flow count of 401 digits, never reaches a table.
+        document = measure('rfc2544', frame_sizes=['64'], flow_counts=[1])
+        for name in ('N\nDR', 'a\x1b[31m'):
+            broken = copy.deepcopy(document)
+            broken['cases'][0]['search']['goals'][0]['name'] = name
+            error = self.assertRaises(results.ResultsError, results.validate,
+                                      broken, 'r.json')
+            self.assertIn('cases[0].search.goals[0].name', str(error))
+        broken = copy.deepcopy(document)
+        broken['cases'][0]['flows'] = 10 ** 400
+        error = self.assertRaises(results.ResultsError, results.validate,
+                                  broken, 'r.json')
+        self.assertIn('cases[0].flows', str(error))
+
     def test_load_refuses_non_json(self):
         directory = self.useFixture_tmp()
         path = os.path.join(directory, 'notes.txt')

@@ -110,6 +110,12 @@ class TestCheckFile(testtools.TestCase):
                 outputs.check_directory, self.path(name), '--plots')
         self.assertEqual([], os.listdir(self.directory))
 
+    def test_a_path_ending_in_a_slash_is_refused_before_the_work(self):
+        target = self.path('new') + os.sep
+        self.assertRaisesRegex(outputs.OutputError, 'names a directory',
+                               outputs.check_file, target, '-o')
+        self.assertEqual([], os.listdir(self.directory))
+
     def test_an_empty_path_is_refused(self):
         self.assertRaisesRegex(outputs.OutputError, 'empty path',
                                outputs.check_file, '', '--json')
