@@ -50,8 +50,8 @@ MAX_DEPTH = 100
 
 _LOADER = getattr(yaml, 'CSafeLoader', yaml.SafeLoader)
 # YAML's and JSON's ways of writing a number, infinities and NaN included.
-_NUMBER = re.compile(r'^[-+]?(\.(inf|Inf|INF|nan|NaN|NAN)|'
-                     r'(Infinity|NaN)|[0-9][0-9_]*\.?[0-9_]*([eE][-+]?[0-9]+)?|'
+_NUMBER = re.compile(r'^[-+]?(\.(inf|Inf|INF|nan|NaN|NAN)|Infinity|NaN|'
+                     r'[0-9][0-9_]*\.?[0-9_]*([eE][-+]?[0-9]+)?|'
                      r'\.[0-9_]+([eE][-+]?[0-9]+)?)$')
 _STARTS = (yaml.MappingStartEvent, yaml.SequenceStartEvent)
 _ENDS = (yaml.MappingEndEvent, yaml.SequenceEndEvent)
