@@ -10,12 +10,24 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""The chain benchmark against a real OpenStack cloud, free of Tempest.
+"""The chain against a real OpenStack cloud, free of Tempest.
 
-The stack through python-heatclient, readiness from the servers'
-consoles, the hop check, the campaigns and their result files: what the
-Tempest plugin (tempest_plugin/ at the top of the repository, package
-epa_chain_tempest_plugin) drives from its scenarios, given a heatclient
-handle, a compute reader and the [epa_chain] options. Nothing here
-imports Tempest; epa_chain/local/ is the same chain on one host.
+Owns what the Tempest scenarios and `epa-chain prove` do to a cloud: the
+[epa_chain] options (declared here, once), the stack through
+python-heatclient, readiness from the servers' consoles, the hop check,
+the campaigns and their result files. The Tempest plugin
+(tempest_plugin/, package epa_chain_tempest_plugin) drives it with a
+heatclient handle, a compute reader and its CONF; nothing here imports
+Tempest. epa_chain/local/ is the same chain on one host.
+
+options         the [epa_chain] options, declared and read into typed
+                values once (ChainOptions).
+benchmark       one scenario: check, create, wait, hop check, measure.
+stack           the scenario's stack: parameters, check_stack, Heat.
+readiness       every node's READY line on its console.
+hop_check       a low-rate trial per direction before measuring.
+budget          the scenario inside the test's timeout.
+results         where a scenario writes its results, tables and plots.
+openstack_cli   `epa-chain prove`'s view of a stack, through the client.
+ovs_hops        prove's per-hop Open vSwitch counters, on the host.
 """
