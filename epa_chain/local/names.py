@@ -26,6 +26,7 @@ path of a bed is a plain child of that real path.
 import os
 import re
 import stat
+import tempfile
 
 IFNAMSIZ = 15                   # longest Linux interface name (16 - NUL)
 OVS_SUFFIX = '-ovs'             # ovs-vswitchd's network namespace
@@ -88,6 +89,15 @@ def check_state_root(path, euid=None):
         if not os.path.isdir(parent):
             raise BadName(option, path, 'does not exist, nor does its '
                           'parent %s; create the parent first' % parent)
+        # A root that could never be made holds no bed either: a typo
+        # (/proc/...) must not make `down` report a clean host.
+        try:
+            with tempfile.TemporaryFile(dir=parent):
+                pass
+        except OSError as error:
+            raise BadName(option, path, 'does not exist and cannot be made '
+                          'in %s (%s); give the directory the bed was made '
+                          'in' % (parent, error.strerror or error))
         return _checked_real(os.path.realpath(path), path)
     except OSError as error:
         raise BadName(option, path, 'cannot be read: %s' % (

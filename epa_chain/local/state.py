@@ -32,6 +32,7 @@ Layout of a bed's directory (one per prefix)::
 
 import json
 import os
+import stat
 import time
 
 from epa_chain.local import names
@@ -96,8 +97,7 @@ class BedState:
         defaults, and malformed process entries are dropped, so that
         `down` undoes what the rest names.
         """
-        with open(self.path) as stream:
-            data = json.load(stream)
+        data = _read_record(self.path)
         if not isinstance(data, dict) or data.get('schema') != SCHEMA:
             raise ValueError('%s: schema %r, expected %s (a bed from another '
                              'version: remove it by hand)' % (
@@ -166,3 +166,35 @@ def _is_process(process):
             type(process.get('pid')) is int and process['pid'] > 1 and
             isinstance(process.get('argv0'), (str, type(None))) and
             isinstance(process.get('status'), (str, type(None))))
+
+
+# A record is a few kB: anything far larger is not one.
+MAX_RECORD_BYTES = 1024 * 1024
+
+
+def _read_record(path):
+    """The JSON of state.json; ValueError naming it if it is not a record.
+
+    A FIFO or device there would block or never end `down` and `status`:
+    only a regular file is read, and only so much of it.
+    """
+    try:
+        handle = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW)
+    except OSError as error:
+        if isinstance(error, FileNotFoundError):
+            raise
+        raise ValueError('%s: cannot read the bed\'s record: %s' % (
+            path, error.strerror or error)) from None
+    with os.fdopen(handle, 'rb') as stream:
+        if not stat.S_ISREG(os.fstat(stream.fileno()).st_mode):
+            raise ValueError('%s: not a regular file, so not a bed\'s '
+                             'record; remove it by hand' % path)
+        data = stream.read(MAX_RECORD_BYTES + 1)
+    if len(data) > MAX_RECORD_BYTES:
+        raise ValueError('%s: larger than a bed\'s record can be; remove '
+                         'it by hand' % path)
+    try:
+        return json.loads(data.decode('utf-8'))
+    except (UnicodeDecodeError, ValueError, RecursionError) as error:
+        raise ValueError('%s: not a bed\'s record (%s); remove it by '
+                         'hand' % (path, type(error).__name__)) from None

@@ -165,6 +165,11 @@ class TestStateRoot(Scratch):
         self.assertFalse(os.path.exists(missing))
         self.refused(os.path.join(self.top, 'no', 'new'), 'create the parent')
 
+    def test_a_root_that_could_never_be_made_is_refused(self):
+        # A typo under /proc would make `down` report a clean host.
+        self.refused('/proc/epa-chain-no-such-root', 'cannot be made in '
+                     '/proc')
+
     def test_relative_and_empty(self):
         for path in ('', 'relative', './x', None):
             self.refused(path, 'must be an absolute path')
@@ -543,6 +548,29 @@ class TestDown(Scratch):
         code, out, err = run('local', 'status', '--state-root', self.root)
         self.assertEqual(0, code, err)
         self.assertIn('epa: starting', out)
+
+    def test_a_record_that_is_no_file_never_blocks(self):
+        # A FIFO as state.json blocked status and down for ever.
+        os.mkdir(self.bed)
+        os.mkfifo(os.path.join(self.bed, state_mod.RECORD))
+        code, out, err = run('local', 'status', '--state-root', self.root)
+        self.assertEqual(2, code)
+        self.assertEqual(1, len(err.splitlines()), err)
+        self.assertIn('state.json: not a regular file', err)
+        code, out, err = run('local', 'down', '--state-root', self.root)
+        self.assertIn('cleaning up by name', err)
+
+    def test_a_record_that_is_not_json_is_named(self):
+        os.mkdir(self.bed)
+        for data in (b'\xff\xfe\x00\x00', b'[' * 100000 + b']' * 100000,
+                     b'{"schema": '):
+            with open(os.path.join(self.bed, state_mod.RECORD), 'wb') as f:
+                f.write(data)
+            code, out, err = run('local', 'status', '--state-root',
+                                 self.root)
+            self.assertEqual(2, code)
+            self.assertEqual(1, len(err.splitlines()), err)
+            self.assertIn("state.json: not a bed's record", err)
 
 
 class TestProxSourceEdge(Scratch):
