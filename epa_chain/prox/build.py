@@ -306,7 +306,13 @@ def check_source(source, option='--source'):
             raise InputError(option, source, 'URL scheme %r is not one of '
                              '%s; give such a URL or a local path' % (
                                  scheme.group(1), ', '.join(GIT_SCHEMES)))
-        parts = urllib.parse.urlsplit(url)
+        try:
+            parts = urllib.parse.urlsplit(url)
+            parts.port
+        except ValueError as error:
+            raise InputError(option, source, 'not a URL (%s); give one such '
+                             'as https://github.com/opnfv/samplevnf.git'
+                             % error) from None
         if (parts.hostname or '').startswith('-') or \
                 (parts.username or '').startswith('-') or \
                 (scheme.group(1).lower() != 'file' and not parts.hostname):
@@ -690,9 +696,11 @@ def unpack_tarball(path, dest=None, option='--source'):
         raise InputError(option, path, 'tarball member %r: %s; nothing '
                          'of it was used' % (error.tarinfo.name, error))
     except (tarfile.TarError, EOFError, zlib.error, lzma.LZMAError) as error:
+        # tarfile's message lists every compression it tried, a line each.
         raise InputError(option, path, 'cannot be unpacked (%s): a damaged '
                          'or truncated tarball; fetch it again' % (
-                             error or type(error).__name__))
+                             ' '.join(str(error).split()) or
+                             type(error).__name__))
     except OSError as error:
         raise BuildError('cannot unpack PROX source tarball %s: %s'
                          % (path, error))
@@ -926,6 +934,10 @@ def request(args):
 
     InputError naming the option (or variable) otherwise: nothing built.
     """
+    if args.cache_dir is not None and not args.cache_dir.strip():
+        # An empty value would mean the default cache: not what was named.
+        raise InputError('--cache-dir', args.cache_dir, 'an empty path; '
+                         'give a directory, or leave the option out')
     source, option = source_of(args)
     check_source(source, option)
     check_cache_dir(cache_root(args.cache_dir), cache_option(args.cache_dir))

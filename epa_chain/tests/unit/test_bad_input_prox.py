@@ -167,6 +167,10 @@ class BadInputTest(unittest.TestCase):
              None, 2, 'no spaces'),
             ('control character', ['--source=s\nx.tar.gz'] + cache, None, 2,
              'control characters'),
+            ('broken IPv6 host', ['--source=http://[::1/x.git'] + cache,
+             None, 2, '--source'),
+            ('port out of range', ['--source=https://h:99999/x.git'] + cache,
+             None, 2, 'not a URL'),
         ]
 
     def _not_sources(self, cache):
@@ -190,7 +194,26 @@ class BadInputTest(unittest.TestCase):
              'not a samplevnf tree'),
             ('truncated gzip', ['--source', truncated] + cache, None, 2,
              'damaged or truncated'),
+            ('not a tarball at all',
+             ['--source', self.tarball_named_text()] + cache, None, 2,
+             'damaged or truncated'),
+            ('an empty tarball file', ['--source', self.empty_file()] + cache,
+             None, 2, 'damaged or truncated'),
+            ('an empty cache directory', ['--source', self.path('no.tar.gz'),
+                                          '--cache-dir', ''], None, 2,
+             '--cache-dir'),
         ]
+
+    def tarball_named_text(self):
+        path = self.path('notatar.tar.gz')
+        with open(path, 'w') as stream:
+            stream.write('not a tarball\n')
+        return path
+
+    def empty_file(self):
+        path = self.path('empty.tar.gz')
+        open(path, 'w').close()
+        return path
 
     def _members(self, cache):
         """Tarball members out of the tree."""
