@@ -36,6 +36,7 @@ from epa_chain.commands import _arguments
 from epa_chain.generators import options as generator_options
 from epa_chain.measurement import options as campaign_options
 from epa_chain import outputs
+from epa_chain import safe_yaml
 
 
 def add_arguments(parser):
@@ -92,7 +93,7 @@ def __getattr__(name):
 
 def _error(message):
     # One line, whatever a value or path holds.
-    print('epa-chain measure: %s' % ' '.join(str(message).split()),
+    print('epa-chain measure: %s' % safe_yaml.escape(str(message).strip()),
           file=sys.stderr)
 
 

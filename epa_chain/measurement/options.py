@@ -32,6 +32,7 @@ which names a refused value as the user wrote it.
 
 import dataclasses
 import math
+import re
 import typing
 
 from epa_chain.chain import directions
@@ -61,6 +62,13 @@ LOSS_GOALS = (
 # A loss ratio is in [LOW, HIGH).
 LOSS_RATIO_LOW, LOSS_RATIO_HIGH = 0.0, 1.0
 RFC2544_FRAME_SIZES = (64, 128, 256, 512, 1024, 1280, 1518)
+# A loss goal's name: it titles tables (the results schema's pattern).
+GOAL_NAME = re.compile(r'^[A-Za-z][A-Za-z0-9_.-]{0,31}$')
+# How the command line writes numbers: Python would also take '1_0'.
+_WHOLE = re.compile(r'^[-+]?[0-9]+$')
+_DECIMAL = re.compile(r'^[-+]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][-+]?[0-9]+)?$')
+# Flows a case may ask for (a PROX generator varies at most 24 bits).
+MAX_FLOWS = 2 ** 24
 
 
 class FieldError(ValueError):
@@ -81,7 +89,8 @@ def split_frame_sizes(text):
     items, mix = [], []
     for token in (t.strip() for t in text.split(',')):
         if not token:
-            continue
+            raise ValueError('an empty item in %r; separate sizes with one '
+                             'comma, e.g. 64,512,imix' % text)
         if ':' in token:
             mix.append(token)
             continue
@@ -111,7 +120,7 @@ def _frame_sizes_from_conf(values):
 
 def _whole_numbers(text):
     try:
-        return [int(t) for t in text.split(',') if t.strip()]
+        return [trial.whole_number(t.strip()) for t in text.split(',')]
     except ValueError:
         raise ValueError('give whole numbers separated by commas, e.g. '
                          '1,1000') from None
@@ -124,15 +133,15 @@ def parse_goals(text):
         if not item:
             continue
         name, sep, ratio = item.partition('=')
-        if name.strip() in goals:
+        name = name.strip()
+        if not sep or not GOAL_NAME.match(name):
+            raise ValueError('give NAME=RATIO items, a NAME of letters, '
+                             'digits, "_", "." or "-" (at most 32, a letter '
+                             'first), e.g. NDR=0,PDR=0.005')
+        if name in goals:
             raise ValueError('goal %s is given twice; give each goal once'
-                             % name.strip())
-        try:
-            goals[name.strip()] = float(ratio)
-        except ValueError:
-            sep = ''
-        if not sep or not name.strip():
-            raise ValueError('give NAME=RATIO items, e.g. NDR=0,PDR=0.005')
+                             % name)
+        goals[name] = _number(float)(ratio.strip())
     return goals
 
 
@@ -141,12 +150,14 @@ def _goals_text(goals):
 
 
 def _number(kind):
+    """A parser of `kind` (int or float) taking digits only (no '1_0')."""
+    pattern = _WHOLE if kind is int else _DECIMAL
+
     def parse(text):
-        try:
-            return kind(text)
-        except ValueError:
+        if not pattern.match(text.strip()):
             raise ValueError('give a %s' % ('whole number' if kind is int
-                                            else 'number')) from None
+                                            else 'number'))
+        return kind(text)
     return parse
 
 
@@ -173,11 +184,11 @@ def _check_frame_sizes(field, values):
 
 def _check_flows(field, values):
     flows = list(values or ())
-    whole = all(isinstance(f, int) and not isinstance(f, bool) and f >= 1
-                for f in flows)
+    whole = all(isinstance(f, int) and not isinstance(f, bool) and
+                1 <= f <= MAX_FLOWS for f in flows)
     if not flows or not whole:
-        raise FieldError(field, values,
-                         'give a list of whole numbers >= 1, e.g. [1, 1000]')
+        raise FieldError(field, values, 'give a list of whole numbers from '
+                         '1 to %d, e.g. [1, 1000]' % MAX_FLOWS)
     return flows
 
 
@@ -193,6 +204,10 @@ def _check_goals(field, goals):
         raise FieldError(field, goals, "give a dict name -> loss ratio, "
                          "e.g. {'NDR': 0.0, 'PDR': 0.005}")
     for name, ratio in goals.items():
+        if not isinstance(name, str) or not GOAL_NAME.match(name):
+            raise FieldError(field, goals, 'goal name %r: letters, digits, '
+                             '"_", "." or "-", a letter first, at most 32'
+                             % (name,))
         if isinstance(ratio, bool) or not isinstance(ratio, (int, float)) \
                 or not LOSS_RATIO_LOW <= ratio < LOSS_RATIO_HIGH:
             raise FieldError(field, goals, 'loss ratio of %s must be in '

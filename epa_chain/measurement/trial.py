@@ -24,6 +24,7 @@ wire (preamble, start delimiter and inter-frame gap add 20 bytes).
 
 import abc
 import dataclasses
+import re
 import typing
 
 from epa_chain.chain import directions as chain_directions
@@ -45,9 +46,20 @@ class GeneratorError(RuntimeError):
         super().__init__('%s%s' % (cause, ': ' + detail if detail else ''))
 
 
+# Digits only: Python's int() also reads '6_4' and ' 64 ' as 64.
+_WHOLE = re.compile(r'^[0-9]+$')
+
+
+def whole_number(text):
+    """A whole number written in digits; ValueError otherwise."""
+    if not _WHOLE.match(text):
+        raise ValueError('%r is not a whole number' % text)
+    return int(text)
+
+
 def _size_weight(item):
     size, weight = item.split(':')
-    return int(size), int(weight)
+    return whole_number(size.strip()), whole_number(weight.strip())
 
 
 @dataclasses.dataclass(frozen=True)
@@ -80,7 +92,7 @@ class FrameSize:
             return cls(imix=IMIX_EANTC)
         try:
             if ':' not in text:
-                size, mix = int(text), None
+                size, mix = whole_number(text), None
             else:
                 size, mix = None, tuple(_size_weight(item)
                                         for item in text.split(','))

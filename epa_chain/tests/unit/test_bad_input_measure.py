@@ -131,6 +131,17 @@ MEASURE = [
     case('--results-dir', '', expected='--results-dir: an empty path'),
     case('--flows', '0', expected="--flows '0'"),
     case('--flows', '1e3', expected="--flows '1e3'"),
+    # Python reads these as numbers; a user means something else.
+    case('--flows', '1_0', expected="--flows '1_0'"),
+    case('--flows', '9' * 30, expected='from 1 to 16777216'),
+    case('--frame-sizes', '6_4', expected="--frame-sizes '6_4'"),
+    case('--frame-sizes', '64,,', expected="--frame-sizes '64,,': an empty "
+                                           "item"),
+    case('--trial-duration', '1_0', expected="--trial-duration '1_0': give "
+                                             "a number"),
+    case('--loss-goals', 'N\nDR=0', expected="--loss-goals 'N\\nDR=0'"),
+    case('--loss-goals', 'a\x1b[31m=0',
+         expected="--loss-goals 'a\\x1b[31m=0'"),
     case('--loss-goals', 'NDR=1', expected="--loss-goals 'NDR=1'"),
     case('--loss-goals', 'NDR=nan', expected="--loss-goals 'NDR=nan'"),
     case('--resolution', 'inf', expected="--resolution 'inf'"),

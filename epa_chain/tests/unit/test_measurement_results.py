@@ -408,7 +408,7 @@ class TestCampaignValidation(testtools.TestCase):
         cases = [
             ({'method': 'fastest'}, 'method', 'mlrsearch'),
             ({'frame_sizes': ['63']}, 'frame_sizes', '64..9018'),
-            ({'flow_counts': [0]}, 'flow_counts', '>= 1'),
+            ({'flow_counts': [0]}, 'flow_counts', 'from 1 to 16777216'),
             ({'directions': ('north',)}, 'directions', 'forward'),
             ({'loss_goals': {'NDR': 1.5}}, 'loss_goals', '[0, 1)'),
             ({'resolution': 0}, 'resolution', '0.005'),
