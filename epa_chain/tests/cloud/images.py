@@ -24,6 +24,7 @@ import os
 import shutil
 import subprocess
 
+from epa_chain.prox import build
 from epa_chain.tests.images import dib_build
 from epa_chain.tests import repo
 
@@ -69,7 +70,7 @@ def kernel_extra(virt_type):
 
 def vnf_image(log, virt_type):
     """The image file, built unless the cache holds this content's."""
-    prox_source = os.environ.get('EPA_CHAIN_PROX_SOURCE')
+    prox_source = os.environ.get(build.SOURCE_VARIABLE)
     extra = kernel_extra(virt_type)
     directory = os.path.join(CACHE, content_key(prox_source, extra))
     image = os.path.join(directory, IMAGE_NAME + '.qcow2')

@@ -33,6 +33,7 @@ import subprocess
 import sys
 import time
 
+from epa_chain.prox import build as prox_build
 from epa_chain.tests import repo
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -168,7 +169,7 @@ def environment(cache_dir=DEFAULT_CACHE, base=None):
     env.setdefault('DIB_IMAGE_CACHE', cache_dir)
     # The PROX source the host's tests use, unless DIB's own is set.
     if 'DIB_REPOLOCATION_samplevnf' not in env:
-        env.update(samplevnf_overrides(env.get('EPA_CHAIN_PROX_SOURCE')))
+        env.update(samplevnf_overrides(env.get(prox_build.SOURCE_VARIABLE)))
     main, security = apt_mirrors()
     if main:
         env.setdefault('DIB_DISTRIBUTION_MIRROR', main)

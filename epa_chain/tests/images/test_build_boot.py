@@ -43,6 +43,7 @@ import time
 import unittest
 
 from epa_chain.chain import readiness
+from epa_chain.prox import build
 from epa_chain.tests.images import dib_build
 from epa_chain.tests.images import qemu_vm
 from epa_chain.tests.unit import vnf_runtime_fixtures
@@ -62,7 +63,7 @@ def _skip_reason(needs_prox=False):
         return ('image build+boot test: set EPA_CHAIN_IMAGE_TEST=1 or run '
                 '`tox -e images` (takes minutes, needs root and QEMU)')
     if needs_prox and not (os.environ.get('DIB_REPOLOCATION_samplevnf') or
-                           os.environ.get('EPA_CHAIN_PROX_SOURCE')):
+                           os.environ.get(build.SOURCE_VARIABLE)):
         return ('the PROX images build PROX from samplevnf: set '
                 'EPA_CHAIN_PROX_SOURCE to a samplevnf tarball, git URL or '
                 'git checkout (CI passes ../shared/third_party/'

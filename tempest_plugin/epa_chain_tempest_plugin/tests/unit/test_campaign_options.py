@@ -26,7 +26,7 @@ import testtools
 from epa_chain.chain import directions as chain_directions
 from epa_chain import cli
 from epa_chain.cloud import options as opts
-from epa_chain.commands import measure
+from epa_chain.commands import _arguments
 from epa_chain.measurement import campaign
 from epa_chain.measurement import options
 from epa_chain.measurement import searches
@@ -62,8 +62,10 @@ class DefaultsAgreeTest(testtools.TestCase):
 
     def test_cli_and_tempest_agree_on_every_shared_default(self):
         """Every difference is one of the declared overrides."""
-        measured = measure.build_plan(parse('measure', '--json', 'x'))
-        local = measure.build_plan(parse('local', 'run'), options.LOCAL)
+        measured = _arguments.campaign_from_arguments(
+            parse('measure', '--json', 'x'))
+        local = _arguments.campaign_from_arguments(parse('local', 'run'),
+                                                   options.LOCAL)
         tempest = campaign.Campaign(**options.values_from_conf(
             conf_values(registered_conf())))
         for option in options.TABLE:
