@@ -16,7 +16,11 @@
 The options are declared once (epa_chain/cloud/options.py and the
 plugin's config.py); the page's list between its BEGIN and END markers is
 generated from them, and a unit test of the plugin fails when it is not
-current. Needs epa-chain and the plugin importable (tox -e tempest-plugin).
+current. The list holds what an option is (its name, kind, choices and
+help), not its default or bounds: those live in the code alone, and
+`oslo-config-generator --namespace epa_chain_tempest_plugin` prints them,
+so that changing a default changes one line. Needs epa-chain and the
+plugin importable (tox -e tempest-plugin).
 
     python3 tools/option_docs.py          rewrite the page's list
     python3 tools/option_docs.py --check  exit 1 if it is not current
@@ -46,33 +50,13 @@ def _kind(opt):
     return kind
 
 
-def _bounds(opt):
-    typed = getattr(opt.type, 'item_type', None) or opt.type
-    low, high = getattr(typed, 'min', None), getattr(typed, 'max', None)
-    if low is None and high is None:
-        return ''
-    return ' in [%s, %s]' % ('' if low is None else '%g' % low,
-                             '' if high is None else '%g' % high)
-
-
-def _default(opt):
-    value = opt.default
-    if value is None:
-        return 'none'
-    if value == '' or value == []:
-        return 'empty'
-    if isinstance(value, list):
-        return ','.join(str(item) for item in value)
-    return str(value)
-
-
 def entry(opt):
     """One option as a definition list item."""
     choices = getattr(opt.type, 'choices', None)
-    kind = _kind(opt) + _bounds(opt)
+    kind = _kind(opt)
     if choices:
         kind += ': ' + ', '.join(str(choice) for choice in choices)
-    lines = ['``%s`` (%s; default: %s)' % (opt.name, kind, _default(opt))]
+    lines = ['``%s`` (%s)' % (opt.name, kind)]
     lines += textwrap.wrap(opt.help, 74, initial_indent='    ',
                            subsequent_indent='    ')
     return '\n'.join(lines) + '\n'

@@ -199,3 +199,22 @@ class DocumentationTest(testtools.TestCase):
                          'run tools/option_docs.py')
         for opt in epa_config.EpaChainGroup:
             self.assertIn('``%s`` (' % opt.name, generated)
+
+    def test_the_sample_config_holds_every_default(self):
+        # The page leaves defaults to the code; the generator prints them.
+        import io
+
+        from oslo_config import generator
+
+        conf = cfg.ConfigOpts()
+        generator.register_cli_opts(conf)
+        conf(['--namespace', 'epa_chain_tempest_plugin'])
+        sample = io.StringIO()
+        generator.generate(conf, output_file=sample)
+        lines = sample.getvalue().splitlines()
+        for opt in epa_config.EpaChainGroup:
+            self.assertTrue(any(line.startswith('#%s =' % opt.name)
+                                for line in lines), opt.name)
+        self.assertIn('#generator_latency_bucket_shift = %d' % (
+            shipped.parameter_default('generator_latency_bucket_shift')),
+            sample.getvalue())
