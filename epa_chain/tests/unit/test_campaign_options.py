@@ -79,11 +79,16 @@ class DefaultsAgreeTest(testtools.TestCase):
     def test_help_shows_the_default_each_command_uses(self):
         measure_help = cli_options.actions('measure')
         local_help = cli_options.actions('local', 'run')
-        self.assertEqual('mlrsearch', measure_help['--method'].default)
-        self.assertEqual('rfc2544', local_help['--method'].default)
-        self.assertIn('(default: 5.0)', local_help['--trial-duration'].help)
-        self.assertIn('(default: 60.0)',
-                      measure_help['--trial-duration'].help)
+        # The table's default and the local bed's declared override.
+        self.assertEqual(options.BY_FIELD['method'].default,
+                         measure_help['--method'].default)
+        self.assertEqual(options.OVERRIDES[options.LOCAL]['method'],
+                         local_help['--method'].default)
+        self.assertIn('(default: %s)' % options.OVERRIDES[options.LOCAL][
+            'trial_duration_s'], local_help['--trial-duration'].help)
+        self.assertIn('(default: %s)' % options.BY_FIELD[
+            'trial_duration_s'].default,
+            measure_help['--trial-duration'].help)
 
 
 class ChoicesAndBoundsAgreeTest(testtools.TestCase):

@@ -225,7 +225,8 @@ class StackServiceTest(testtools.TestCase):
     def setUp(self):
         super().setUp()
         self.clock = fake_clock.FakeClock()
-        self.options = opts.ChainOptions(template_dir=TEMPLATES)
+        self.options = opts.ChainOptions(template_dir=TEMPLATES,
+                                         stack_create_timeout=1800)
 
     def service(self, heat):
         return stack.StackService(heat, poll_interval=5, clock=self.clock,
@@ -1281,7 +1282,9 @@ class BudgetTest(testtools.TestCase):
     def test_minimum_of_a_scenario(self):
         options = opts.ChainOptions.from_conf(as_group(
             frame_sizes=['64'], flow_counts=[1, 10], trial_duration=10.0,
-            latency_duration=5.0, latency_soak_duration=0.0))
+            latency_duration=5.0, latency_soak_duration=0.0,
+            stack_create_timeout=1800, vnf_ready_timeout=600,
+            stack_delete_timeout=600))
         self.assertEqual(1800 + 600 + 2 * 2.0 + 2 * 15.0 + 600,
                          budget.minimum_s(options, ('forward', 'reverse')))
         clock = fake_clock.FakeClock()

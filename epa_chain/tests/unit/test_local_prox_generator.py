@@ -138,10 +138,11 @@ class TestSetup(testtools.TestCase):
         text = ' '.join(section['caveats'])
         self.assertIn('accuracy limit', text)
         self.assertIn('four gen and lat tasks', text)
-        # the stack's bucket width: 128 x 2^12 cycles at 2.6 GHz
-        self.assertIn('128 buckets of 2^%d TSC cycles (about 200 us at '
-                      '2.6 GHz)' % plan.generator.config.latency_bucket_shift,
-                      text)
+        # the stack's bucket width: 128 x 2^shift cycles at 2.6 GHz
+        shift = plan.generator.config.latency_bucket_shift
+        self.assertIn('128 buckets of 2^%d TSC cycles (about %d us at '
+                      '2.6 GHz)' % (shift, float('%.2g' % (
+                          128 * 2 ** shift / 2.6e3))), text)
 
 
 class _Gen:

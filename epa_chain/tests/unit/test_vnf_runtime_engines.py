@@ -25,7 +25,6 @@ import os
 import testtools
 
 from epa_chain.chain import node_config
-from epa_chain.hot import shipped
 from epa_chain.prox import client as prox_client
 from epa_chain.prox import gen_config
 from epa_chain.tests.unit import vnf_runtime_fakes as fakes
@@ -268,9 +267,9 @@ class TestMatching(Guest):
     def test_generator_latency_buckets_from_the_stack(self):
         drive = self.drive('pvp-bidir', 'generator')
         node, ports, layout = self.guest(drive, cpus_count=4, isolated='')
-        # The stack's value: chain.yaml's default.
-        self.assertEqual(shipped.parameter_default(
-            'generator_latency_bucket_shift'), node.latency_bucket_shift)
+        # The stack's value (the fixtures pin it).
+        self.assertEqual(fixtures.PINNED['generator_latency_bucket_shift'],
+                         node.latency_bucket_shift)
         self.assertIn('latency bucket size=%d' % node.latency_bucket_shift,
                       engine.plan(node, ports, layout, 'prox').config_text)
         wider = dataclasses.replace(node, latency_bucket_shift=17)
