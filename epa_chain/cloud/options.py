@@ -68,6 +68,10 @@ def template_default(parameter):
 
 def deployment_opts():
     """chain.yaml's parameters a scenario sets, and where it finds them."""
+    return _images_and_flavors() + _networks_and_generator()
+
+
+def _images_and_flavors():
     return [
         cfg.StrOpt('template_dir', default='',
                    help='Directory holding chain.yaml, lib/ and presets/. '
@@ -106,6 +110,11 @@ def deployment_opts():
                         'creates; vhost-user ports need huge pages.'),
         cfg.IntOpt('numa_nodes', default=1, min=1, max=8,
                    help='hw:numa_nodes of the flavors the stack creates.'),
+    ]
+
+
+def _networks_and_generator():
+    return [
         cfg.ListOpt('segments', default=[],
                     help='Chain segments net0, net1, ... as physnet:vlan '
                          '(at most %d). A chain of N VNFs uses the first '
