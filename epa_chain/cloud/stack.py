@@ -127,9 +127,11 @@ def resolve(stack_name, options, chain_length, direction):
     template_path, environment_path = stack_files(options, chain_length,
                                                   direction)
     try:
+        # build_create_args sends the preset inline: parameters win.
         return check.check_stack(
             template_path, [environment_path],
-            stack_parameters(options, chain_length, direction), stack_name)
+            stack_parameters(options, chain_length, direction), stack_name,
+            inline=True)
     except check.StackRefused as exc:
         raise StackError(str(exc)) from exc
 

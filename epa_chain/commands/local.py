@@ -118,8 +118,12 @@ def _stack_arguments(parser):
                             'preset')
     group.add_argument('--parameter', action='append', default=[],
                        metavar='KEY=VALUE',
-                       help='template parameter, repeatable (wins over '
-                            'environments)')
+                       help='template parameter, repeatable, as `openstack '
+                            'stack create --parameter`: an environment '
+                            'file setting it wins, as in Heat (a warning '
+                            'says so); the bed\'s own settings (engine, '
+                            'in-stack generator, --vnf-counts) are a last '
+                            'environment file')
     group.add_argument('--engine', choices=('testpmd', 'prox'),
                        help='VNF forwarding engine (default: prox when a '
                             'PROX binary is given or built, the seeds\' '

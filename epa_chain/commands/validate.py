@@ -32,6 +32,7 @@ import os
 import sys
 import time
 
+from epa_chain.commands import _arguments
 from epa_chain.hot import tree
 from epa_chain import safe_yaml
 
@@ -43,6 +44,12 @@ def add_arguments(parser):
     parser.add_argument('-e', '--environment', action='append', default=[],
                         metavar='ENV', help='environment file for a template '
                         'PATH (repeatable, merged in order like heat -e)')
+    parser.add_argument('--parameter', action='append', default=[],
+                        metavar='KEY=VALUE',
+                        help='template parameter, repeatable, as '
+                             '`openstack stack create --parameter`: an '
+                             'environment file setting it wins, as in Heat '
+                             '(a warning says so)')
     parser.add_argument('--json', action='store_true',
                         help='print a JSON document instead of text')
     parser.add_argument('-q', '--quiet', action='store_true',
@@ -57,12 +64,14 @@ def run(args):
     from epa_chain.validation import runner
 
     started = time.monotonic()
+    parameters = _arguments.parse_pairs(args.parameter, '--parameter',
+                                        'endpoints=generator')
     reports = []
     for path in args.paths:
         if os.path.isdir(path):
-            if args.environment:
-                _error('-e applies to template files, not to directory %s'
-                       % path)
+            if args.environment or parameters:
+                _error('-e and --parameter apply to template files, not to '
+                       'directory %s' % path)
                 return 2
             found = runner.validate_tree(path, args.allow_files_outside)
             if not found:
@@ -72,7 +81,7 @@ def run(args):
             reports.extend(found)
         else:
             reports.append(runner.validate(
-                path, args.environment,
+                path, args.environment, parameters,
                 allow_outside=args.allow_files_outside))
     elapsed = time.monotonic() - started
     for line in _failures(reports):

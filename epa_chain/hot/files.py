@@ -28,6 +28,7 @@ hook), and never opens a file itself.
 
 import base64
 import dataclasses
+import json
 import os
 import pathlib
 import typing
@@ -75,6 +76,11 @@ class TemplateSet:
     template: dict
     environment: dict
     files: typing.Dict[str, str]
+    # The environment files as `openstack stack create -e` sends them
+    # (environment_files): keys of `files`, in order. Heat's engine merges
+    # them again over the API's parameters.
+    environment_files: typing.List[str] = dataclasses.field(
+        default_factory=list)
 
     def display_path(self, url_or_path):
         """The path to show for a file (or the file:// URL Heat uses).
@@ -102,6 +108,7 @@ def load(template_path, environment_paths=(), allow_outside=False):
     reader = _Reader(tree_mod.Tree(template_path, allow_outside))
     template_url = reader.template(template_path)
     environment_urls = [reader.environment(p) for p in environment_paths]
+    environment_files = []
     try:
         tpl_files, template = template_utils.get_template_contents(
             template_object=template_url, object_request=reader.serve)
@@ -109,7 +116,8 @@ def load(template_path, environment_paths=(), allow_outside=False):
             template_utils.process_multiple_environments_and_files(
                 env_paths=environment_urls,
                 env_path_is_object=lambda path: True,
-                object_request=reader.serve))
+                object_request=reader.serve,
+                env_list_tracker=environment_files))
     except LoadError:
         raise
     except Exception as exc:
@@ -117,13 +125,32 @@ def load(template_path, environment_paths=(), allow_outside=False):
         raise LoadError(safe_yaml.shown(template_path), _describe(exc),
                         'see the message')
     files = {}
-    for name, content in list(tpl_files.items()) + list(env_files.items()):
+    env_texts = [(url, _uploaded_environment(url, reader))
+                 for url in environment_files]
+    for name, content in (list(tpl_files.items()) + list(env_files.items()) +
+                          env_texts):
         # get_file contents come back as bytes; Heat wants text.
         if isinstance(content, bytes):
             content = content.decode('utf-8')
         files[name] = content
     return TemplateSet(template_path, environment_paths, template,
-                       environment or {}, files)
+                       environment or {}, files, environment_files)
+
+
+def _uploaded_environment(url, reader):
+    """An environment file as the client uploads it beside the others.
+
+    heatclient sends each -e file as JSON, its registry's paths made
+    absolute (process_environment_and_files with include_env_in_files),
+    but leaves it out for objects, which is how ours are read: done here
+    with its own functions.
+    """
+    environment = environment_format.parse(reader.serve('GET', url))
+    template_utils.resolve_environment_urls(
+        environment.get('resource_registry'), {},
+        heat_utils.base_url_for_url(url), is_object=True,
+        object_request=reader.serve)
+    return json.dumps(environment)
 
 
 def from_heat(stack_name, template, environment, files):

@@ -21,6 +21,7 @@ the local bed and the Tempest plugin build on: the realisation, the
 chain's topology and the parameters used.
 """
 
+import copy
 import dataclasses
 import typing
 
@@ -88,20 +89,25 @@ _UNREADABLE = (AttributeError, TypeError, KeyError, IndexError, ValueError,
 
 
 def resolve(template, environments=(), parameters=None,
-            stack_name='epa-chain', allow_outside=False):
+            stack_name='epa-chain', allow_outside=False, inline=False):
     """Resolve a template with its environments; ResolveError if refused.
 
     `template` is a path, loaded with the `environments` (paths) as the
     Heat client uploads them, or a files.TemplateSet already loaded (a
     created stack's: files.from_heat), which carries its environment.
-    `parameters` override the environments' as `openstack stack create
-    --parameter` does; `stack_name` is what OS::stack_name resolves to.
+    `parameters` merge as `openstack stack create -e ENV --parameter`
+    sends them and Heat merges them: over the environments', and then
+    each environment file's own parameters over them again (heat_merge);
+    `inline`: the environments go inline (the API's `environment`, as
+    heatclient's stacks.create sends them), not as environment files:
+    then the parameters win. `stack_name` is what OS::stack_name
+    resolves to.
     Files outside the template's directory tree are refused unless
     `allow_outside` (hot/tree.py).
     """
     parameters = dict(parameters or {})
     template_set = _template_set(template, environments, parameters,
-                                 allow_outside)
+                                 allow_outside, inline)
     top = template_set.display_path(template_set.template_path)
     with offline.SkippedLookups() as skipped:
         try:
@@ -131,7 +137,8 @@ def resolve(template, environments=(), parameters=None,
                     topology=topology, skipped=list(skipped.lookups))
 
 
-def _template_set(template, environments, parameters, allow_outside):
+def _template_set(template, environments, parameters, allow_outside,
+                  inline=False):
     """The files to resolve, with `parameters` over the environments'."""
     if isinstance(template, files.TemplateSet):
         if environments:
@@ -144,8 +151,63 @@ def _template_set(template, environments, parameters, allow_outside):
                                       allow_outside)
         except files.LoadError as exc:
             raise ResolveError(exc, template=exc.path)
+    if inline:
+        template_set.environment_files = []
     if parameters:
-        environment = template_set.environment
-        template_set.environment = dict(environment, parameters=dict(
-            environment.get('parameters') or {}, **parameters))
+        template_set.environment = heat_merge(template_set, parameters)
     return template_set
+
+
+def heat_merge(template_set, parameters):
+    """The environment Heat's engine builds for `stack create -e ... -P`.
+
+    Done with Heat's own code, in Heat's order: the API takes the
+    parameters and, when environment files are named, not the environment
+    the client merged (heat/api/openstack/v1/stacks.InstantiationData);
+    the engine then merges each environment file over that, in order
+    (heat/common/environment_util.merge_environments, "Overriding
+    Parameter"): an environment file's value beats --parameter. With no
+    environment file (an environment given inline, as the Tempest
+    benchmark's heatclient call does), the parameters win.
+    """
+    heat = offline.heat()       # initialised, and quiet
+    from heat.api.openstack.v1 import stacks as heat_api
+    from heat.common import environment_util
+
+    request = heat_api.InstantiationData({
+        'parameters': dict(parameters),
+        'environment': copy.deepcopy(template_set.environment),
+        'environment_files': list(template_set.environment_files),
+        'files': template_set.files})
+    merged = request.environment()
+    schemata = heat.template.Template(
+        template_set.template, files=template_set.files).all_param_schemata(
+            template_set.files)
+    environment_util.merge_environments(
+        request.environment_files(), template_set.files, merged, schemata)
+    return merged
+
+
+def overridden(template_set, parameters):
+    """The parameters an environment file overrides (heat_merge).
+
+    {name: (given, kept, the last environment file setting it)}.
+    """
+    kept = (template_set.environment.get('parameters') or {})
+    found = {}
+    for name, value in parameters.items():
+        if name in kept and kept[name] != value:
+            where = _last_setting(template_set, name)
+            found[name] = (value, kept[name], where)
+    return found
+
+
+def _last_setting(template_set, name):
+    from heat.common import environment_format
+
+    setting = ''
+    for url in template_set.environment_files:
+        document = environment_format.parse(template_set.files[url])
+        if name in (document.get(environment_format.PARAMETERS) or {}):
+            setting = template_set.display_path(url)
+    return setting

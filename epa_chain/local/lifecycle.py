@@ -42,6 +42,7 @@ from epa_chain.local import proof as proof_mod
 from epa_chain.local import state as state_mod
 from epa_chain.local import teardown
 from epa_chain.prox import binary
+from epa_chain.validation import findings
 
 
 class LocalError(RuntimeError):
@@ -56,8 +57,9 @@ class Interrupted(BaseException):
 class Stack:
     """The stack as `openstack stack create` takes it, files checked.
 
-    `parameters` are the user's (--parameter); the bed adds its own
-    (for_bed).
+    `parameters` are the user's (--parameter): as in `openstack stack
+    create`, an environment file's value beats them. The bed adds its own
+    settings as a last environment file (for_bed).
     """
 
     template: str
@@ -66,12 +68,11 @@ class Stack:
     stack_name: str = 'epa'
 
     def for_bed(self, engine, vnf_count=None):
-        """The parameters the bed resolves the stack with."""
+        """The bed's own settings: an environment file's parameters."""
         # The bed always runs its own generator in the stack: a preset
         # made for an external hardware tester (vecpe) gets the in-stack
-        # one.
+        # one, as templates/environments/in-stack-generator.yaml does.
         parameters = {'vnf_engine': engine, 'endpoints': 'generator'}
-        parameters.update(self.parameters)
         if vnf_count is not None:
             parameters['vnf_count'] = max(1, vnf_count)
         return parameters
@@ -271,19 +272,30 @@ def choose(request, progress):
                   generator_why=why)
 
 
-def resolve(stack, parameters):
+def resolve(stack, bed_settings):
     """The stack resolved by Heat with the NFV rules passed (a Checked).
 
-    LocalError carrying Heat's refusal or the rules' errors otherwise,
-    saying that nothing was created.
+    `bed_settings` ({parameter: value}) go in a last environment file, as
+    a user would pass them to `openstack stack create -e`. LocalError
+    carrying Heat's refusal or the rules' errors otherwise, saying that
+    nothing was created.
     """
+    import tempfile
+
+    import yaml
+
     from epa_chain.validation import check
 
-    try:
-        return check.check_stack(stack.template, stack.environments,
-                                 parameters, stack.stack_name)
-    except check.StackRefused as exc:
-        raise LocalError(str(exc)) from exc
+    with tempfile.TemporaryDirectory(prefix='epa-chain-local-') as tmp:
+        settings = os.path.join(tmp, 'bed-settings.yaml')
+        with open(settings, 'w') as stream:
+            yaml.safe_dump({'parameters': dict(bed_settings)}, stream)
+        try:
+            return check.check_stack(
+                stack.template, tuple(stack.environments) + (settings,),
+                dict(stack.parameters), stack.stack_name)
+        except check.StackRefused as exc:
+            raise LocalError(str(exc)) from exc
 
 
 def make_plan(topology, state, choice, vnf_count_override=None):
@@ -301,6 +313,9 @@ def _bed_up(request, choice, progress, vnf_count=None):
     progress('resolving %s with %s (Heat engine, in-process)' % (
         stack.template, ', '.join(stack.environments)))
     checked = resolve(stack, stack.for_bed(choice.engine, vnf_count))
+    for finding in checked.findings:
+        if finding.severity == findings.WARNING:
+            progress('warning: %s' % finding)
     plan = make_plan(checked.topology, request.state, choice, vnf_count)
     for note in plan.notes + plan.flavors:
         progress('plan: ' + note)

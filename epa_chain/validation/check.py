@@ -69,14 +69,17 @@ class StackRefused(Exception):
 
 
 def check_stack(template, environments=(), parameters=None,
-                stack_name='epa-chain', allow_outside=False):
+                stack_name='epa-chain', allow_outside=False, inline=False):
     """Resolve a stack offline and run the NFV rules; a Checked or refused.
 
     `template` and `environments` are paths, loaded as `openstack stack
     create -t TEMPLATE -e ENV...` uploads them (or `template` is a
     hot.files.TemplateSet already loaded, a created stack's from
     files.from_heat, and `environments` is empty); `parameters` ({name:
-    value}) override the environments' as `--parameter` does;
+    value}) merge as `openstack stack create --parameter` sends them
+    and Heat merges them: an environment file's value beats them, which
+    is a warning (PARAM-OVERRIDDEN), unless `inline` (the environments
+    sent inline, as heatclient's stacks.create does: parameters win);
     `stack_name` is what OS::stack_name resolves to. Files outside the
     template's directory tree are refused unless `allow_outside`
     (hot/tree.py). Nothing is created anywhere: Heat's engine runs in
@@ -88,17 +91,32 @@ def check_stack(template, environments=(), parameters=None,
     """
     try:
         resolved = resolve_mod.resolve(template, environments, parameters,
-                                       stack_name, allow_outside)
+                                       stack_name, allow_outside, inline)
     except resolve_mod.ResolveError as exc:
         raise StackRefused(stack_name, refusal_findings(exc),
                            exc.template_set)
-    found = rule_findings(resolved)
+    found = overridden_findings(resolved, parameters or {}) + \
+        rule_findings(resolved)
     if any(f.severity == findings.ERROR for f in found):
         raise StackRefused(stack_name, found, resolved.template_set,
                            resolved)
     return Checked(findings=found, **{
         field.name: getattr(resolved, field.name)
         for field in dataclasses.fields(resolve_mod.Resolved)})
+
+
+def overridden_findings(resolved, parameters):
+    """A warning per --parameter an environment file overrides."""
+    top = resolved.display_template
+    return [findings.Finding(
+        rule='PARAM-OVERRIDDEN', severity=findings.WARNING, file=top,
+        parameter=name, message='given %r, but %s sets %r, and Heat merges '
+        'environment files over --parameter' % (given, where, kept),
+        fix='give it in an environment file passed after %s (-e), as '
+        'templates/environments/in-stack-generator.yaml does for '
+        'endpoints' % where)
+        for name, (given, kept, where) in sorted(resolve_mod.overridden(
+            resolved.template_set, parameters).items())]
 
 
 def refusal_findings(error):

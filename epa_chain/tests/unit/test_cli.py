@@ -40,7 +40,7 @@ class TestValidateCommand(testtools.TestCase):
         self.assertEqual(0, code, out)
         # chain.yaml alone, with each of the 6 presets, with small-host
         # alone and with small-host after each preset.
-        self.assertIn('14 checked, 0 failed', out)
+        self.assertIn('21 checked, 0 failed', out)
         self.assertIn('-e templates/presets/vecpe-bidir.yaml '
                       '-e templates/environments/small-host.yaml', out)
         self.assertIn('Skipped offline (need a cloud):', out)
@@ -81,4 +81,5 @@ class TestValidateCommand(testtools.TestCase):
             code, _ = run('validate', os.path.join(TOP, 'templates'),
                           '-e', 'x.yaml')
         self.assertEqual(2, code)
-        self.assertIn('-e applies to template files', err.getvalue())
+        self.assertIn('-e and --parameter apply to template files',
+                      err.getvalue())

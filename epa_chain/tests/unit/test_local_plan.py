@@ -34,14 +34,14 @@ def _stack(preset, **parameters):
 
 
 @functools.lru_cache(maxsize=None)
-def _topology(preset, **overrides):
+def _topology(preset, engine='testpmd', **overrides):
     stack = _stack(preset, **overrides)
-    return lifecycle.resolve(stack, stack.for_bed('testpmd')).topology
+    return lifecycle.resolve(stack, stack.for_bed(engine)).topology
 
 
 def _plan(preset, cpus=(0, 1), generator='afpacket', generator_why='',
-          **overrides):
-    return plan_mod.build(_topology(preset, **overrides), 'epa',
+          engine='testpmd', **overrides):
+    return plan_mod.build(_topology(preset, engine, **overrides), 'epa',
                           '/run/x/sockets', list(cpus), generator=generator,
                           generator_why=generator_why)
 
@@ -145,16 +145,18 @@ class TestPlan(testtools.TestCase):
         self.assertEqual('use_existing_networks', error.field)
 
     def test_external_endpoints_are_refused(self):
-        error = self.assertRaises(plan_mod.PlanError, _plan, 'pvp',
-                                  endpoints='external',
-                                  external_ingress_mac='00:11:00:00:00:10',
-                                  external_egress_mac='00:22:00:00:00:10')
+        # The vE-CPE presets' external tester, without the bed's own
+        # settings (which bring the in-stack generator).
+        stack = _stack('vecpe')
+        topology = lifecycle.resolve(stack, {'vnf_engine': 'testpmd'}).topology
+        error = self.assertRaises(plan_mod.PlanError, plan_mod.build,
+                                  topology, 'epa', '/run/x/sockets', [0, 1])
         self.assertEqual('endpoints', error.field)
 
     def test_prox_for_every_vnf_of_a_chain(self):
         # each PROX VNF gets a /tmp of its own (private_tmp)
         self.assertEqual(('prox', 'prox'), tuple(
-            v.config.engine for v in _plan('pvvp', vnf_engine='prox').vnfs))
+            v.config.engine for v in _plan('pvvp', engine='prox').vnfs))
 
     def test_prox_generator_ports_are_vhost_user_ports(self):
         plan = _plan('pvp', generator='prox', generator_why='asked')
@@ -231,9 +233,9 @@ class TestPresets(testtools.TestCase):
         self.assertIn('pvvvp', str(error))
 
     def test_a_stack_that_does_not_validate_creates_nothing(self):
-        stack = _stack('pvp', vnf_count=5)
+        stack = _stack('pvp')
         error = self.assertRaises(lifecycle.LocalError, lifecycle.resolve,
-                                  stack, stack.for_bed('testpmd'))
+                                  stack, stack.for_bed('testpmd', 5))
         self.assertIn('nothing was created', str(error))
         self.assertIn('vnf_count', str(error))
 
@@ -241,12 +243,21 @@ class TestPresets(testtools.TestCase):
 class TestBedParameters(testtools.TestCase):
 
     def test_the_bed_runs_its_own_generator_and_the_user_wins(self):
+        # The bed's settings are a last environment file: as with
+        # `openstack stack create`, they (and the preset) beat --parameter,
+        # which is said, and a --parameter no file sets is taken.
         self.assertEqual(LOCAL, _stack('pvp').for_bed('testpmd'))
-        self.assertEqual(
-            {'vnf_engine': 'prox', 'endpoints': 'generator',
-             'vnf_count': '2'},
-            _stack('pvp', vnf_engine='prox', vnf_count='2').for_bed(
-                'testpmd'))
+        stack = _stack('vecpe', vnf_engine='prox', vnf_count='2',
+                       cpu_policy='shared')
+        checked = lifecycle.resolve(stack, stack.for_bed('testpmd'))
+        engines = {node.config.role: node.config.engine
+                   for node in checked.topology.nodes}
+        self.assertEqual({'generator': 'prox', 'vnf': 'testpmd'}, engines)
+        self.assertEqual('shared', checked.realisation.parameters[
+            'cpu_policy'])
+        overridden = sorted(f.parameter for f in checked.findings
+                            if f.rule == 'PARAM-OVERRIDDEN')
+        self.assertEqual(['vnf_count', 'vnf_engine'], overridden)
 
     def test_a_chain_length_overrides_and_zero_is_one_vnf(self):
         # 0 VNFs is plan.without_vnfs of a one-VNF stack
@@ -319,7 +330,7 @@ class TestResolve(testtools.TestCase):
             resolve.ResolveError, resolve.resolve,
             os.path.join(repo.TEMPLATES, 'chain.yaml'),
             [shipped.preset_path('pvp', repo.TEMPLATES)],
-            dict(LOCAL, vnf_count=5))
+            dict(LOCAL, vnf_count=5), inline=True)
         self.assertFalse(error.load_error)
         self.assertIn('vnf_count', str(error))
 

@@ -262,11 +262,15 @@ class TestTree(Sandbox):
             loaded = files.load(repo.CHAIN, chosen)
             tpl_files, template = template_utils.get_template_contents(
                 template_file=repo.CHAIN)
+            # As `openstack stack create -e` calls it: the environment
+            # files named, their text among the files.
+            named = []
             env_files, environment = (
                 template_utils.process_multiple_environments_and_files(
-                    env_paths=chosen))
+                    env_paths=chosen, env_list_tracker=named))
             self.assertEqual(template, loaded.template)
             self.assertEqual(environment or {}, loaded.environment)
+            self.assertEqual(named, loaded.environment_files)
             self.assertEqual(dict(tpl_files, **env_files), loaded.files)
 
     def test_nested_types_outside_the_tree_are_refused(self):
@@ -317,7 +321,8 @@ class TestTree(Sandbox):
         # The shipped layout: environments/ refers to ../lib/.
         good = self.write('environments/env.yaml', 'resource_registry:\n'
                           '  My::Inner: ../lib/inner.yaml\n')
-        self.assertEqual(1, len(files.load(top, [good]).files))
+        loaded = files.load(top, [good])
+        self.assertEqual(1, len(loaded.files) - len(loaded.environment_files))
         for entry in ('../../secret.yaml', self.secret):
             bad = self.write('environments/bad.yaml', 'resource_registry:\n'
                              '  My::Inner: %s\n' % entry)

@@ -18,6 +18,7 @@ import fixtures
 import testtools
 
 from epa_chain.hot import files
+from epa_chain.hot import offline
 from epa_chain.hot import resolve
 from epa_chain.hot import shipped
 from epa_chain.tests import repo
@@ -30,8 +31,11 @@ PVP = [shipped.preset_path('pvp-bidir', repo.TEMPLATES)]
 class TestCheckStack(testtools.TestCase):
 
     def refused(self, parameters, stack_name='s1'):
+        # Inline, as the Tempest benchmark sends the preset: the parameters
+        # win over it.
         return self.assertRaises(check.StackRefused, check.check_stack,
-                                 repo.CHAIN, PVP, parameters, stack_name)
+                                 repo.CHAIN, PVP, parameters, stack_name,
+                                 inline=True)
 
     def test_a_stack_the_rules_pass_is_resolved_with_its_findings(self):
         checked = check.check_stack(repo.CHAIN, PVP, {'vnf_count': 1}, 's1')
@@ -120,3 +124,70 @@ class TestCheckACreatedStack(testtools.TestCase):
             error = self.assertRaises(files.LoadError, files.from_heat,
                                       'pvp', *bad)
             self.assertIn(message, str(error))
+
+
+class TestParametersMergeAsHeatMerges(testtools.TestCase):
+    """`openstack stack create -e ... --parameter` and an inline call.
+
+    Seen on a real Heat 19: the vE-CPE preset with --parameter
+    endpoints=generator made a stack with an external tester, because
+    Heat merges every environment file over the parameters.
+    """
+
+    VECPE = [shipped.preset_path('vecpe-bidir', repo.TEMPLATES),
+             os.path.join(repo.TEMPLATES, 'environments', 'small-host.yaml')]
+    GENERATOR = os.path.join(repo.TEMPLATES, 'environments',
+                             'in-stack-generator.yaml')
+
+    def endpoints(self, checked):
+        return checked.realisation.parameters['endpoints']
+
+    def test_an_environment_file_beats_a_parameter_and_it_is_said(self):
+        checked = check.check_stack(repo.CHAIN, self.VECPE,
+                                    {'endpoints': 'generator'})
+        self.assertEqual('external', self.endpoints(checked))
+        (warning,) = [f for f in checked.findings
+                      if f.rule == 'PARAM-OVERRIDDEN']
+        self.assertEqual('endpoints', warning.parameter)
+        self.assertIn('vecpe-bidir.yaml sets', warning.message)
+        self.assertIn('in-stack-generator.yaml', warning.fix)
+
+    def test_a_later_environment_file_is_how_to_change_it(self):
+        checked = check.check_stack(repo.CHAIN,
+                                    self.VECPE + [self.GENERATOR])
+        self.assertEqual('generator', self.endpoints(checked))
+        self.assertEqual(4, len(checked.topology.nodes))
+
+    def test_inline_the_parameters_win(self):
+        # heatclient's stacks.create with the preset as `environment`.
+        checked = check.check_stack(repo.CHAIN, self.VECPE,
+                                    {'endpoints': 'generator'}, inline=True)
+        self.assertEqual('generator', self.endpoints(checked))
+        self.assertEqual([], [f for f in checked.findings
+                              if f.rule == 'PARAM-OVERRIDDEN'])
+
+    def test_the_merge_is_heats_api_then_engine(self):
+        # What Heat's API and engine do with the request the client sends
+        # (environment_files named: the client's merged environment is
+        # not used), done here step by step with Heat's own code.
+        from heat.api.openstack.v1 import stacks as heat_api
+        from heat.common import environment_util
+
+        loaded = files.load(repo.CHAIN, self.VECPE)
+        request = {'parameters': {'endpoints': 'generator', 'vnf_count': 2,
+                                  'cpu_policy': 'dedicated'},
+                   'environment': loaded.environment,
+                   'environment_files': loaded.environment_files,
+                   'files': loaded.files}
+        params = heat_api.InstantiationData(request).environment()
+        # heat/engine/service.py: the template's parameter schemata.
+        template = offline.heat().template.Template(loaded.template,
+                                                    files=loaded.files)
+        environment_util.merge_environments(
+            loaded.environment_files, loaded.files, params,
+            template.all_param_schemata(loaded.files))
+        merged = resolve.heat_merge(loaded, request['parameters'])
+        self.assertEqual(params['parameters'], merged['parameters'])
+        # The small-host environment, last, set cpu_policy.
+        self.assertEqual('shared', merged['parameters']['cpu_policy'])
+        self.assertEqual(3, merged['parameters']['vnf_count'])
