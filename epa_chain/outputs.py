@@ -145,6 +145,22 @@ def write_with(path, write, option):
     return path
 
 
+def foreign_control(info, euid=None):
+    """Why others could change a directory we trust, or None.
+
+    `info` is the directory's os.stat: it must be root's or the user's,
+    and written by nobody else; the caller says what they could do.
+    """
+    euid = os.geteuid() if euid is None else euid
+    if info.st_uid not in (0, euid):
+        return 'is owned by uid %d, not by root%s' % (
+            info.st_uid, '' if euid == 0 else ' or you (uid %d)' % euid)
+    if info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+        return 'is writable by its group or by others (mode %04o)' % (
+            stat.S_IMODE(info.st_mode))
+    return None
+
+
 def _check_characters(path, option):
     # A newline or an escape in a file name breaks every one-line message
     # and log that names it; NUL cannot be in a path at all.

@@ -28,6 +28,8 @@ import re
 import stat
 import tempfile
 
+from epa_chain import outputs
+
 IFNAMSIZ = 15                   # longest Linux interface name (16 - NUL)
 OVS_SUFFIX = '-ovs'             # ovs-vswitchd's network namespace
 GENERATOR_SUFFIX = '-gen'       # the generator's
@@ -108,17 +110,11 @@ def check_state_root(path, euid=None):
     if not stat.S_ISDIR(info.st_mode):
         raise BadName(option, path, 'exists and is not a directory; give '
                       'a directory')
-    if info.st_uid not in (0, euid):
-        raise BadName(option, path, 'is owned by uid %d, not by root%s: its '
-                      'owner could plant what down stops and removes; '
-                      'chown it or choose another directory'
-                      % (info.st_uid, '' if euid == 0 else
-                         ' or you (uid %d)' % euid))
-    if info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
-        raise BadName(option, path, 'is writable by its group or by '
-                      'others (mode %04o): they could plant what down '
-                      'stops and removes; chmod go-w it or choose another '
-                      'directory' % stat.S_IMODE(info.st_mode))
+    why = outputs.foreign_control(info, euid)
+    if why:
+        raise BadName(option, path, '%s: they could plant what down stops '
+                      'and removes; chown or chmod go-w it, or choose '
+                      'another directory' % why)
     return _checked_real(os.path.realpath(path), path)
 
 

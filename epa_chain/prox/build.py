@@ -65,6 +65,7 @@ import typing
 import urllib.parse
 import zlib
 
+from epa_chain import outputs
 from epa_chain.prox import dpdk_sdk
 
 # The PROX environment variables, declared here once: this module reads
@@ -548,16 +549,11 @@ def check_cache_dir(root, option='--cache-dir', euid=None):
     if not stat.S_ISDIR(info.st_mode):
         raise InputError(option, root, 'is not a directory; give a '
                          'directory for the cache')
-    if info.st_uid not in (0, euid):
-        raise InputError(option, root, 'is owned by uid %d, not by you: its '
-                         'owner could swap the PROX binary this runs (as '
-                         'root, by epa-chain local); use a cache of your '
-                         'own' % info.st_uid)
-    if info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
-        raise InputError(option, root, 'is writable by its group or by '
-                         'others (mode %04o): they could swap the PROX '
-                         'binary this runs as root; chmod go-w it or use '
-                         'another cache' % stat.S_IMODE(info.st_mode))
+    why = outputs.foreign_control(info, euid)
+    if why:
+        raise InputError(option, root, '%s: they could swap the PROX binary '
+                         'this runs (as root, by epa-chain local); chmod '
+                         'go-w it, or use a cache of your own' % why)
     return root
 
 

@@ -252,13 +252,12 @@ class SecretsTest(StateTest):
 class DownTest(StateTest):
     """`down` stops the services before it drops their databases."""
 
-    def test_services_stop_before_the_drop_and_the_infrastructure_after(self):
-        calls = os.path.join(self.tmp, 'calls')
+    def down(self, started, stubs):
+        """cloud_down with `started` services recorded and bash `stubs`."""
         os.makedirs(os.path.join(self.state, 'records'))
         with open(os.path.join(self.state, 'records', 'started'), 'w') as f:
-            f.write('openvswitch-switch\nmariadb\nrabbitmq-server\n'
-                    'memcached\nkeystone\nnova-api\nnova-compute\n')
-        done = self.bash(
+            f.write(''.join(name + '\n' for name in started))
+        return self.bash(
             'KEEP_LOGS=True; CLOUD_HOST=127.0.0.1; '
             'OVS_HUGEPAGE_MOUNT=%(t)s/none; '
             'OVS_VHOST_USER_SOCKET_DIR=%(t)s/vhost; '
@@ -266,11 +265,17 @@ class DownTest(StateTest):
             'source %(lib)s/lifecycle.bash; '
             'state_load_plugin() { :; }; clouds_yaml_remove() { :; }; '
             'service_pid() { [[ $1 == mariadb ]]; }; '
-            'service_stop() { echo "stop $1" >> %(c)s; }; '
-            'os_drop_databases() { echo drop >> %(c)s; }; '
             'ovs-vsctl() { return 1; }; rabbitmqctl() { :; }; '
-            'timeout() { shift; "$@"; }; cloud_down'
-            % {'t': self.tmp, 'lib': LIB, 'c': calls})
+            'timeout() { shift; "$@"; }; %(stubs)s cloud_down'
+            % {'t': self.tmp, 'lib': LIB, 'stubs': stubs})
+
+    def test_services_stop_before_the_drop_and_the_infrastructure_after(self):
+        calls = os.path.join(self.tmp, 'calls')
+        done = self.down(
+            ['openvswitch-switch', 'mariadb', 'rabbitmq-server', 'memcached',
+             'keystone', 'nova-api', 'nova-compute'],
+            'service_stop() { echo "stop $1" >> %(c)s; }; '
+            'os_drop_databases() { echo drop >> %(c)s; };' % {'c': calls})
         self.assertEqual(0, done.returncode, done.stderr)
         with open(calls) as stream:
             self.assertEqual(
@@ -281,21 +286,9 @@ class DownTest(StateTest):
         self.assertFalse(os.path.exists(self.state))
 
     def test_what_down_gives_up_on_is_said_and_the_state_kept(self):
-        os.makedirs(os.path.join(self.state, 'records'))
-        with open(os.path.join(self.state, 'records', 'started'), 'w') as f:
-            f.write('mariadb\nnova-api\n')
-        done = self.bash(
-            'KEEP_LOGS=True; CLOUD_HOST=127.0.0.1; '
-            'OVS_HUGEPAGE_MOUNT=%(t)s/none; '
-            'OVS_VHOST_USER_SOCKET_DIR=%(t)s/vhost; '
-            'source %(lib)s/services.bash; source %(lib)s/openstack.bash; '
-            'source %(lib)s/lifecycle.bash; '
-            'state_load_plugin() { :; }; clouds_yaml_remove() { :; }; '
-            'service_pid() { [[ $1 == mariadb ]]; }; '
-            'service_stop() { [[ $1 != nova-api ]]; }; '
-            'os_drop_databases() { return 1; }; ovs-vsctl() { return 1; }; '
-            'timeout() { shift; "$@"; }; cloud_down'
-            % {'t': self.tmp, 'lib': LIB})
+        done = self.down(['mariadb', 'nova-api'],
+                         'service_stop() { [[ $1 != nova-api ]]; }; '
+                         'os_drop_databases() { return 1; };')
         self.assertEqual(1, done.returncode)
         self.assertIn('down: could not undo: nova-api (still running),some '
                       'databases (see above)', done.stderr)
