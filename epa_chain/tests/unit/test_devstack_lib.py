@@ -374,9 +374,12 @@ class ShellLibraryTest(testtools.TestCase):
         for name in names:
             self.assertEqual(knobs['EPA_CHAIN_TEMPEST_%s' % name.upper()],
                              options['epa_chain', name], name)
+        # and nothing else: the plugin's own variables are no options.
+        self.assertEqual(set(), {key for section, key in options
+                                 if section == 'epa_chain'} - set(names))
         # The plugin's own knobs are no options, but every option it
         # writes itself is one.
-        own = self.output('echo $EPA_CHAIN_TEMPEST_KNOBS').lower().split()
+        own = self.output('echo $EPA_CHAIN_OWN_TEMPEST_KNOBS').lower().split()
         self.assertEqual({'service_available', 'campaign'},
                          set(own) - set(names))
         self.assertNotIn(('epa_chain', 'campaign'), self.tempest_conf(
