@@ -537,6 +537,7 @@ class TestImageDependencies(testtools.TestCase):
             'before = set(sys.modules)\n'
             'import epa_chain.vnf_runtime.__main__\n'
             'import epa_chain.vnf_runtime.boot\n'
+            'import epa_chain.prox.build\n'
             'import epa_chain.prox.gen_config\n'
             '# PyYAML\'s C extension brings Cython\'s runtime with it.\n'
             'own = ("epa_chain", "yaml", "_yaml", "cython_runtime")\n'
@@ -554,7 +555,8 @@ class TestImageDependencies(testtools.TestCase):
 
     def test_runtime_needs_only_the_packages_the_image_gets(self):
         # diskimage-elements/epa-chain-runtime copies these packages and
-        # modules only.
+        # modules only; the guest runs the runtime and, in
+        # epa-chain-prox's install.d, the PROX builder.
         element = os.path.join(
             fixtures.TOP, 'diskimage-elements', 'epa-chain-runtime',
             'extra-data.d', '50-epa-chain-runtime-source')
@@ -568,6 +570,7 @@ class TestImageDependencies(testtools.TestCase):
             'import sys\n'
             'import epa_chain.vnf_runtime.__main__\n'
             'import epa_chain.vnf_runtime.boot\n'
+            'import epa_chain.prox.build\n'
             'print("\\n".join(sorted(set(\n'
             '    m.split(".")[1] for m in sys.modules\n'
             '    if m.startswith("epa_chain.")))))\n')
