@@ -46,8 +46,14 @@ def _kind(opt):
         kind = 'list of %s' % _TYPES.get(type(item).__name__, 'string')
         choices = getattr(item, 'choices', None)
         if choices:
-            kind += ': ' + ', '.join(choices)
+            kind += ': ' + _choices(choices)
     return kind
+
+
+def _choices(choices):
+    # An empty choice (no policy, say) would vanish between the commas.
+    return ', '.join(str(choice) if choice != '' else "''"
+                     for choice in choices)
 
 
 def entry(opt):
@@ -55,7 +61,7 @@ def entry(opt):
     choices = getattr(opt.type, 'choices', None)
     kind = _kind(opt)
     if choices:
-        kind += ': ' + ', '.join(str(choice) for choice in choices)
+        kind += ': ' + _choices(choices)
     lines = ['``%s`` (%s)' % (opt.name, kind)]
     lines += textwrap.wrap(opt.help, 74, initial_indent='    ',
                            subsequent_indent='    ')

@@ -29,6 +29,7 @@ import time
 
 from epa_chain.cloud import budget as budget_mod
 from epa_chain.cloud import hop_check
+from epa_chain.cloud import placement
 from epa_chain.cloud import readiness
 from epa_chain.cloud import results
 from epa_chain.cloud import stack as stack_mod
@@ -59,9 +60,10 @@ PLAN_CHECK_DIR = '(checked before the run)'
 class ChainBenchmark:
     """Runs the flow against a cloud reached through small adapters.
 
-    stacks: a stack.StackService; compute: server_name(id),
-    server_status(id) and console_output(id) (the Tempest plugin's
-    services/clients.py TempestCompute); generator_factory(endpoint) ->
+    stacks: a stack.StackService; compute: show_server(id) (the server as
+    the compute API shows it), server_status(id) and console_output(id)
+    (the Tempest plugin's services/clients.py TempestCompute);
+    generator_factory(endpoint) ->
     an epa_chain Generator (default: PROX, with the options' rate
     tolerance).
     """
@@ -83,10 +85,11 @@ class ChainBenchmark:
         self.sleep = sleep
 
     def deploy(self, stack_name, chain_length, direction, resolved):
-        """Create the stack and wait for it; return its outputs.
+        """Create the stack and wait for it.
 
-        `resolved` is the stack as stack.resolve saw it: its topology
-        names the nodes to wait for.
+        Returns its outputs and where Nova put its servers (placement's
+        record). `resolved` is the stack as stack.resolve saw it: its
+        topology names the nodes to wait for.
         """
         args = stack_mod.build_create_args(stack_name, self.options,
                                            chain_length, direction)
@@ -100,17 +103,25 @@ class ChainBenchmark:
         self.stacks.wait_for_create(stack_id,
                                     self.options.stack_create_timeout)
         outputs = self.stacks.outputs(stack_id)
-        server_names = {server_id: self.compute.server_name(server_id)
-                        for server_id in self.stacks.server_ids(stack_id)}
-        nodes = readiness.expected_nodes(resolved.topology, server_names)
+        shown = {server_id: self.compute.show_server(server_id)
+                 for server_id in self.stacks.server_ids(stack_id)}
+        nodes = readiness.expected_nodes(resolved.topology, {
+            server_id: server['name'] for server_id, server in shown.items()})
+        where = placement.record(
+            {server['name']: server for server in shown.values()},
+            resolved.parameters)
+        LOG.info('Placement: %s', placement.describe(where))
         readiness.wait_until_ready(nodes, self.compute,
                                    self.options.vnf_ready_timeout,
                                    interval=self.ready_interval,
                                    clock=self.clock, sleep=self.sleep)
-        return outputs
+        return outputs, where
 
-    def measure(self, outputs, chain_length, direction):
-        """Hop check, then every campaign; return the files written."""
+    def measure(self, outputs, chain_length, direction, where=None):
+        """Hop check, then every campaign; return the files written.
+
+        `where` (placement's record, from deploy) goes into every result.
+        """
         endpoint = outputs.get('generator_control_endpoint')
         if not endpoint or not endpoint.get('host'):
             raise BenchmarkError(
@@ -129,7 +140,7 @@ class ChainBenchmark:
             cloud = {'hop_check': hop_check.record(
                 checked, options.hop_check_load_fraction,
                 options.hop_check_max_loss_ratio,
-                options.hop_check_attempts)}
+                options.hop_check_attempts), 'placement': where}
             for frame_size in options.campaign.frame_sizes:
                 for flows in options.campaign.flow_counts:
                     stem = results.file_stem(frame_size, flows)
@@ -184,5 +195,6 @@ class ChainBenchmark:
         self.budget.check(self.options, direction)
         resolved = stack_mod.resolve(stack_name, self.options, chain_length,
                                      direction)
-        outputs = self.deploy(stack_name, chain_length, direction, resolved)
-        return self.measure(outputs, chain_length, direction)
+        outputs, where = self.deploy(stack_name, chain_length, direction,
+                                     resolved)
+        return self.measure(outputs, chain_length, direction, where)

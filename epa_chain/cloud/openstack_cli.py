@@ -105,7 +105,7 @@ class OpenStackCLI:
                                        if isinstance(files, dict) else files)
 
     def stack_servers(self, stack):
-        """{server id: server name} of every server, nested stacks too."""
+        """{server id: `server show`} of every server, nested stacks too."""
         resources = self.json('stack', 'resource', 'list', '--nested-depth',
                               '5', '--filter', 'type=' + SERVER_TYPE,
                               names=[stack])
@@ -114,7 +114,7 @@ class OpenStackCLI:
             server_id = item.get('physical_resource_id')
             if server_id:
                 servers[server_id] = self.json('server', 'show',
-                                               names=[server_id])['name']
+                                               names=[server_id])
         return servers
 
     def server_status(self, server_id):

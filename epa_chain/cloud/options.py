@@ -68,7 +68,8 @@ def template_default(parameter):
 
 def deployment_opts():
     """chain.yaml's parameters a scenario sets, and where it finds them."""
-    return _images_and_flavors() + _networks_and_generator()
+    return (_images_and_flavors() + _networks_and_generator() +
+            _placement())
 
 
 def _images_and_flavors():
@@ -158,6 +159,34 @@ def _networks_and_generator():
                         'last bucket is reported only as bounds. Raise it '
                         'where delays are milliseconds (QEMU TCG guests: '
                         '18, 100 us buckets up to 12.8 ms).'),
+    ]
+
+
+def _placement():
+    return [
+        cfg.StrOpt('server_group_policy',
+                   default=template_default('server_group_policy'),
+                   choices=[('', 'no server group: Nova places each server'),
+                            ('affinity', 'every server on one compute host '
+                                         '(intra-node)'),
+                            ('anti-affinity', 'each server on its own host '
+                                              '(inter-node)'),
+                            ('soft-affinity', 'one host as far as Nova can'),
+                            ('soft-anti-affinity', 'own hosts as far as Nova '
+                                                   'can')],
+                   help='Nova server-group policy over the chain\'s servers '
+                        '(chain.yaml server_group_policy). Where each server '
+                        'ran is recorded in the results (cloud.placement).'),
+        cfg.StrOpt('vnf_availability_zone',
+                   default=template_default('vnf_availability_zone'),
+                   help='Availability zone of the VNFs, or zone:host to '
+                        'name their compute host (admins only; chain.yaml '
+                        'vnf_availability_zone). Empty: Nova\'s default.'),
+        cfg.StrOpt('generator_availability_zone',
+                   default=template_default('generator_availability_zone'),
+                   help='Availability zone (or zone:host) of the in-stack '
+                        'generator: another host than the VNFs\' makes the '
+                        'chain cross hosts. Empty: Nova\'s default.'),
     ]
 
 
@@ -394,6 +423,10 @@ class ChainOptions:
     generator_control_port: int = _default('generator_control_port')
     generator_latency_bucket_shift: int = _default(
         'generator_latency_bucket_shift')
+    server_group_policy: str = _default('server_group_policy')
+    vnf_availability_zone: str = _default('vnf_availability_zone')
+    generator_availability_zone: str = _default(
+        'generator_availability_zone')
     chain_lengths: typing.Tuple[int, ...] = tuple(CHAIN_LENGTHS)
     # chain_directions.UNIDIRECTIONAL and/or .BIDIRECTIONAL
     directions: typing.Tuple[typing.Tuple[str, ...], ...] = (

@@ -86,6 +86,9 @@ def stack_parameters(options, chain_length, direction):
         'generator_control_port': options.generator_control_port,
         'generator_latency_bucket_shift':
             options.generator_latency_bucket_shift,
+        'server_group_policy': options.server_group_policy,
+        'vnf_availability_zone': options.vnf_availability_zone,
+        'generator_availability_zone': options.generator_availability_zone,
     }
     for index, segment in enumerate(options.segments_for(chain_length)):
         parameters.update({

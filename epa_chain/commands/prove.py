@@ -47,6 +47,7 @@ from epa_chain.cloud import benchmark
 from epa_chain.cloud import hop_check
 from epa_chain.cloud import openstack_cli
 from epa_chain.cloud import ovs_hops
+from epa_chain.cloud import placement
 from epa_chain.cloud import readiness
 from epa_chain.measurement import trial
 from epa_chain import outputs
@@ -176,16 +177,18 @@ def _check_created(cli, stack, shown, proof):
     return checked
 
 
-def _expected_nodes(cli, stack, outputs, parameters, checked):
+def _expected_nodes(shown, stack, outputs, parameters, checked):
     """The stack's servers with the engine each must report.
 
-    From the resolved stack's node configs when it was checked (as the
-    Tempest benchmark does), else the generator (the first hop of the
-    forward chain) runs PROX and every VNF the stack's vnf_engine.
+    `shown` is {server id: `server show`} of the stack's servers. From the
+    resolved stack's node configs when it was checked (as the Tempest
+    benchmark does), else the generator (the first hop of the forward
+    chain) runs PROX and every VNF the stack's vnf_engine.
     """
-    servers = cli.stack_servers(stack)
-    if not servers:
+    if not shown:
         raise node_readiness.NotReadyError('stack %s has no server' % stack)
+    servers = {server_id: server['name']
+               for server_id, server in shown.items()}
     if checked is not None:
         return readiness.expected_nodes(checked.topology, servers)
     generator = (outputs.get('forward_chain') or [{}])[0].get('server')
@@ -269,9 +272,14 @@ def run(args):
                 'stack %s has no generator_control_endpoint: prove needs '
                 'the in-stack generator (endpoints=generator)' % args.stack)
         checked = _check_created(cli, args.stack, stack, proof)
-        nodes = _expected_nodes(cli, args.stack, stack_outputs,
+        shown = cli.stack_servers(args.stack)
+        nodes = _expected_nodes(shown, args.stack, stack_outputs,
                                 stack.parameters, checked)
         proof['servers'] = {node.name: node.engine for node in nodes}
+        proof['placement'] = placement.record(
+            {server['name']: server for server in shown.values()},
+            stack.parameters)
+        _say('placement: %s' % placement.describe(proof['placement']))
         proof['ready_after_s'] = _wait_ready(cli, nodes, args.ready_timeout)
         _say('every server is ready; generator at %s:%s'
              % (endpoint['host'], endpoint['port']))

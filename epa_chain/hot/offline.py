@@ -23,6 +23,8 @@ cloud is neutralised, each in one place below:
   instead; pure constraints (net_cidr, mac_addr, ...) still run;
 - the image/flavor compatibility check of OS::Nova::Server (min_ram,
   min_disk, image status): it reads both from the cloud; skipped likewise;
+- the compute API microversion a feature needs (soft server-group
+  policies need 2.15): assumed, and recorded as skipped;
 - clients: any other attempt to reach a service fails loudly with
   CloudRequired instead of trying keystone;
 - fetching: Heat fetches a nested template missing from the stack's files
@@ -96,6 +98,7 @@ def _initialise():
     from heat.common import urlfetch
     from heat.engine import attributes
     from heat.engine.clients import client_plugin
+    from heat.engine.clients.os import nova as nova_plugin
     from heat.engine import constraints
     from heat.engine import environment
     from heat.engine import function
@@ -114,6 +117,7 @@ def _initialise():
         lambda cls, ctx: (True, None))
     client_plugin.ClientPlugin.client = _no_client
     server.Server._validate_image_flavor = _skip_image_flavor_check
+    nova_plugin.NovaClientPlugin.is_version_supported = _assume_microversion
     urlfetch.get = functools.partial(_no_fetch, urlfetch.URLFetchError)
     functions.Repeat.result = _bounded_repeat(functions.Repeat.result,
                                               function.resolve)
@@ -157,6 +161,12 @@ def _bounded_repeat(result, resolve):
 def _skip_image_flavor_check(server, image, flavor):
     _recorder.skipped.append(SkippedLookup(
         'image fits flavor (image active, min_ram, min_disk)', image))
+
+
+def _assume_microversion(plugin, version):
+    _recorder.skipped.append(SkippedLookup('compute API microversion',
+                                           str(version)))
+    return True
 
 
 def _neutralise_lookup_constraints(env, constraints):

@@ -28,6 +28,8 @@ to change. Rule IDs are stable: tests and users can grep for them.
   MAC-CHAIN    each direction is one complete chain of next hops
   MGMT-CIDR    management_allowed_cidr is a CIDR (error) that does not
                admit the whole internet (a warning)
+  PLACEMENT    server-group policies some number of hosts can satisfy;
+               what naming a host needs (placement_rules.py)
 """
 
 import ipaddress
@@ -35,6 +37,7 @@ import math
 
 from epa_chain.validation import findings
 from epa_chain.validation import nova_rules
+from epa_chain.validation import placement_rules
 
 SHARED_SEGMENT_KEY = 'shared_segment'
 MAX_VNFS = 3
@@ -54,7 +57,8 @@ def at(resource, rule, message, fix, prop=''):
 
 def check(topology, realisation):
     for rule in (parameter_rules, flavor_rules, network_rules, port_rules,
-                 node_rules, mac_chain_rules, management_rules):
+                 node_rules, mac_chain_rules, management_rules,
+                 placement_rules.check):
         yield from rule(topology, realisation)
 
 

@@ -38,9 +38,11 @@ class TestValidateCommand(testtools.TestCase):
     def test_shipped_tree_exits_0(self):
         code, out = run('validate', os.path.join(TOP, 'templates'))
         self.assertEqual(0, code, out)
-        # chain.yaml alone, with each of the 6 presets, with small-host
-        # alone and with small-host after each preset.
-        self.assertIn('21 checked, 0 failed', out)
+        # chain.yaml alone, with each of the 6 presets, with each of the 4
+        # environments alone and after each preset: 1 + 6 + 4 * 7.
+        self.assertIn('35 checked, 0 failed', out)
+        # inter-node's anti-affinity warns of the hosts it needs.
+        self.assertIn('7 with warnings', out)
         self.assertIn('-e templates/presets/vecpe-bidir.yaml '
                       '-e templates/environments/small-host.yaml', out)
         self.assertIn('Skipped offline (need a cloud):', out)

@@ -545,8 +545,12 @@ class FakeCompute:
         self.statuses = statuses or {}  # server_id -> (status, fault)
         self.names = names or {}
 
-    def server_name(self, server_id):
-        return self.names[server_id]
+    def show_server(self, server_id):
+        return {'name': self.names[server_id],
+                'OS-EXT-SRV-ATTR:host': 'compute-1',
+                'OS-EXT-SRV-ATTR:hypervisor_hostname': 'compute-1.lab',
+                'OS-EXT-AZ:availability_zone': 'nova',
+                'hostId': 'c0ffee'}
 
     def server_status(self, server_id):
         return self.statuses.get(server_id, ('ACTIVE', None))
@@ -966,6 +970,13 @@ class BenchmarkFlowTest(testtools.TestCase):
             measurement_results.validate(document, path)
             self.assertEqual(0.01, document['cloud']['hop_check'][
                 'load_fraction'])
+            # Where each server ran, as the compute API showed it.
+            placed = document['cloud']['placement']
+            self.assertEqual(1, placed['hosts'])
+            self.assertIsNone(placed['server_group_policy'])
+            self.assertEqual({'compute-1'}, {
+                s['host'] for s in placed['servers'].values()})
+            self.assertEqual(2, len(placed['servers']))
             self.assertEqual('rfc2544', document['method'])
             (case,) = document['cases']
             self.assertEqual(['forward', 'reverse'], case['directions'])

@@ -326,7 +326,8 @@ class _HeatHolds:
         return json.loads(json.dumps(self.held))
 
     def stack_servers(self, stack):
-        return {'id-gen': 'pvp-generator', 'id-vnf1': 'pvp-vnf1'}
+        return {'id-gen': {'name': 'pvp-generator'},
+                'id-vnf1': {'name': 'pvp-vnf1'}}
 
 
 class ProveChecksTheCreatedStackTest(unittest.TestCase):
@@ -349,7 +350,8 @@ class ProveChecksTheCreatedStackTest(unittest.TestCase):
         self.assertEqual([], proof['findings'])
         # Heat's name for it, whatever the user gave.
         self.assertEqual('pvp', checked.stack_name)
-        nodes = prove._expected_nodes(client, 'pvp', {}, {}, checked)
+        nodes = prove._expected_nodes(client.stack_servers('pvp'), 'pvp', {},
+                                      {}, checked)
         self.assertEqual(
             [readiness.Node('id-gen', 'pvp-generator', 'prox'),
              readiness.Node('id-vnf1', 'pvp-vnf1', 'testpmd')], nodes)

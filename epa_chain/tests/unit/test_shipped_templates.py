@@ -36,7 +36,9 @@ SMALL_HOST_REL = 'environments/small-host.yaml'
 SMALL_HOST = os.path.join(TEMPLATES, SMALL_HOST_REL)
 IN_STACK_GENERATOR_REL = 'environments/in-stack-generator.yaml'
 IN_STACK_GENERATOR = os.path.join(TEMPLATES, IN_STACK_GENERATOR_REL)
-OVERLAYS = sorted([SMALL_HOST_REL, IN_STACK_GENERATOR_REL])
+OVERLAYS = sorted([SMALL_HOST_REL, IN_STACK_GENERATOR_REL,
+                   'environments/intra-node.yaml',
+                   'environments/inter-node.yaml'])
 
 
 def realised(preset, *more_envs):

@@ -50,8 +50,8 @@ class TempestCompute:
     def __init__(self, servers_client):
         self.servers_client = servers_client
 
-    def server_name(self, server_id):
-        return self.servers_client.show_server(server_id)['server']['name']
+    def show_server(self, server_id):
+        return self.servers_client.show_server(server_id)['server']
 
     def server_status(self, server_id):
         server = self.servers_client.show_server(server_id)['server']
