@@ -22,6 +22,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 import tempfile
 
 import testtools
@@ -151,6 +152,32 @@ class ShellLibraryTest(testtools.TestCase):
                             OVS_PMD_CORE_MASK='0x2')
         self.assertIn('No CPU is left for pinned guests', stderr)
         self.assertIn('NOVA_CPU_DEDICATED_SET', stderr)
+
+    def test_scheduler_filters_start_from_novas_own_default(self):
+        # A distribution's nova.conf leaves enabled_filters unset: the
+        # plugin adds to what Nova runs then, keeping the server-group
+        # filters; a list already written is kept as it is.
+        # Nova's default, asked of Nova in a process of its own (its
+        # options would clash with Heat's in this one).
+        default = subprocess.run(
+            [sys.executable, '-c',
+             'from nova.conf import scheduler\n'
+             'print(",".join(next(o.default for o in '
+             'scheduler.filter_scheduler_opts\n'
+             '    if o.name == "enabled_filters")))'],
+            capture_output=True, text=True, check=True,
+            timeout=60).stdout.strip().split(',')
+        conf = os.path.join(self.tmp, 'nova.conf')
+        script = ('epa_chain_configure_nova; '
+                  'iniget "$NOVA_CONF" filter_scheduler enabled_filters')
+        self.assertEqual(','.join(default + ['NUMATopologyFilter']),
+                         self.output(script, NOVA_CONF=conf,
+                                     ENABLED_SERVICES='n-sch'))
+        with open(conf, 'w') as stream:
+            stream.write('[filter_scheduler]\n'
+                         'enabled_filters = ComputeFilter\n')
+        self.assertEqual('ComputeFilter,NUMATopologyFilter', self.output(
+            script, NOVA_CONF=conf, ENABLED_SERVICES='n-sch'))
 
     def test_small_host_shares_every_cpu(self):
         # tools/single-host-cloud on 2 CPUs: no pinned guests, by choice.
