@@ -54,6 +54,11 @@ TOOL = os.path.join(repo.ROOT, 'tools', 'single-host-cloud')
 STACK = 'epa-chain-cloud-test'
 PRESET = os.path.join(repo.TEMPLATES, 'presets', 'pvp-bidir.yaml')
 SMALL_HOST = os.path.join(repo.TEMPLATES, 'environments', 'small-host.yaml')
+# Placement rides on the PVP stack that runs anyway: affinity is created
+# and recorded; anti-affinity needs a second host this cloud lacks.
+INTRA_NODE = os.path.join(repo.TEMPLATES, 'environments', 'intra-node.yaml')
+INTER_NODE = os.path.join(repo.TEMPLATES, 'environments', 'inter-node.yaml')
+NOVA_NO_HOST = 'No valid host was found'
 READY_TIMEOUT = int(os.environ.get('EPA_CHAIN_CLOUD_READY_TIMEOUT', '1200'))
 # A low-rate trial: the generator under QEMU's TCG offers about 1,450
 # frames/s at most, not millions; 0.005 % of 10 GbE is 744 frames/s at 64
@@ -246,17 +251,34 @@ class SingleHostCloudTest(unittest.TestCase):
     def _stack_resources(self):
         """Servers, ports, networks and flavors named after the stack."""
         left = {}
-        for kind in ('server', 'port', 'network', 'flavor'):
+        for kind in ('server', 'port', 'network', 'flavor', 'server group'):
             names = [item.get('Name') or item.get('name') or ''
-                     for item in _openstack_json(kind, 'list')]
+                     for item in _openstack_json(*kind.split(), 'list')]
             left[kind] = [name for name in names if STACK in name or
                           name.startswith(('net-phys',))]
         return left
 
+    def _delete_stack(self, stack):
+        """`openstack stack delete --wait`; its CompletedProcess."""
+        deleted = _run(['openstack', '--os-cloud', CLOUD, 'stack', 'delete',
+                        '-y', '--wait', stack], check=False, timeout=900)
+        if deleted.returncode != 0 and LOST_CONNECTION in deleted.stdout:
+            # Seen once in CI: Heat accepted the delete (204), then the
+            # client's event polling had its connection reset.
+            _log('the client lost heat-api while waiting; waiting for the '
+                 'stack itself')
+            deleted = self._wait_until_gone(stack, 900)
+        return deleted
+
+    def _assert_nothing_left(self):
+        self.assertEqual({'server': [], 'port': [], 'network': [],
+                          'flavor': [], 'server group': []},
+                         self._stack_resources())
+
     def test_1_stack_create_prove_delete(self):
         argv = ['openstack', '--os-cloud', CLOUD, 'stack', 'create',
                 '-t', repo.CHAIN, '-e', PRESET, '-e', SMALL_HOST,
-                '--wait', STACK]
+                '-e', INTRA_NODE, '--wait', STACK]
         started = time.monotonic()
         created = _run(argv, check=False, timeout=1800)
         self.timings['stack_create_s'] = round(time.monotonic() - started)
@@ -298,21 +320,57 @@ class SingleHostCloudTest(unittest.TestCase):
                     self.assertGreaterEqual(
                         hop['frames'], direction['tx_frames'] * 0.99, hop)
             self.assertEqual(2, len(proof['servers']), proof['servers'])
+            # intra-node.yaml's affinity, and where Nova put each server
+            # (the admin view names the host).
+            placed = proof['placement']
+            _log('placement: %s' % json.dumps(placed, sort_keys=True))
+            self.assertEqual('affinity', placed['server_group_policy'])
+            self.assertEqual(1, placed['hosts'], placed)
+            self.assertEqual(2, len(placed['servers']), placed)
+            for name, entry in placed['servers'].items():
+                self.assertTrue(entry['host'], name)
+                self.assertTrue(entry['hypervisor_hostname'], name)
+            # 'Policies' (a list) before compute API 2.64, 'Policy' after.
+            groups = _openstack_json('server', 'group', 'list')
+            policies = [g.get('Policy') or g.get('Policies') for g in groups
+                        if STACK in (g.get('Name') or '')]
+            self.assertEqual([['affinity']], [
+                [p] if isinstance(p, str) else p for p in policies], groups)
         finally:
             started = time.monotonic()
-            deleted = _run(['openstack', '--os-cloud', CLOUD, 'stack',
-                            'delete', '-y', '--wait', STACK], check=False,
-                           timeout=900)
-            if deleted.returncode != 0 and LOST_CONNECTION in deleted.stdout:
-                # Seen once in CI: Heat accepted the delete (204), then
-                # the client's event polling had its connection reset.
-                _log('the client lost heat-api while waiting; waiting for '
-                     'the stack itself')
-                deleted = self._wait_until_gone(STACK, 900)
+            deleted = self._delete_stack(STACK)
             self.timings['stack_delete_s'] = round(time.monotonic() - started)
         self.assertEqual(0, deleted.returncode, deleted.stdout[-3000:])
-        self.assertEqual({'server': [], 'port': [], 'network': [],
-                          'flavor': []}, self._stack_resources())
+        self._assert_nothing_left()
+
+    def test_1_inter_node_is_refused_with_novas_reason(self):
+        # anti-affinity over two servers on a one-host cloud: the create
+        # fails at scheduling, and prove says why in one line.
+        stack = STACK + '-inter-node'
+        started = time.monotonic()
+        try:
+            created = _run(['openstack', '--os-cloud', CLOUD, 'stack',
+                            'create', '-t', repo.CHAIN, '-e', PRESET,
+                            '-e', SMALL_HOST, '-e', INTER_NODE, '--wait',
+                            stack], check=False, timeout=1800)
+            self.timings['inter_node_refused_s'] = round(
+                time.monotonic() - started)
+            self.assertNotEqual(0, created.returncode, created.stdout[-2000:])
+            status = _openstack_json('stack', 'show', stack)
+            self.assertEqual('CREATE_FAILED', status['stack_status'])
+            self.assertIn(NOVA_NO_HOST, status['stack_status_reason'])
+            proved = _run([sys.executable, '-m', 'epa_chain.cli', 'prove',
+                           '--os-cloud', CLOUD, stack], check=False,
+                          timeout=300)
+            self.assertEqual(1, proved.returncode, proved.stdout[-2000:])
+            said = [line for line in proved.stdout.splitlines()
+                    if NOVA_NO_HOST in line]
+            self.assertEqual(1, len(said), proved.stdout[-2000:])
+            self.assertIn('is CREATE_FAILED: ', said[0])
+        finally:
+            deleted = self._delete_stack(stack)
+        self.assertEqual(0, deleted.returncode, deleted.stdout[-3000:])
+        self._assert_nothing_left()
 
     def _wait_until_gone(self, stack, timeout):
         """`openstack stack show` until the stack is gone (returncode 0)."""
@@ -408,6 +466,12 @@ class SingleHostCloudTest(unittest.TestCase):
             direction, case['totals']['trials'],
             len(case['totals']['invalid_trials']),
             case['totals']['invalid_trials']))
+        # The workspace's server-group policy, applied on one host.
+        placed = document['cloud']['placement']
+        self.assertEqual(chosen.get('server_group_policy') or None,
+                         placed['server_group_policy'])
+        self.assertEqual(1, placed['hosts'], placed)
+        self.assertEqual(2, len(placed['servers']), placed)
         checked = document['cloud']['hop_check']
         self.assertEqual(chosen.getfloat('hop_check_load_fraction', 0.01),
                          checked['load_fraction'])
