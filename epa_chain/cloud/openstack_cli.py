@@ -112,7 +112,9 @@ class OpenStackCLI:
         servers = {}
         for item in resources:
             server_id = item.get('physical_resource_id')
-            if server_id:
+            # Heat's type filter matches a prefix: OS::Nova::ServerGroup
+            # comes too.
+            if server_id and item.get('resource_type') == SERVER_TYPE:
                 servers[server_id] = self.json('server', 'show',
                                                names=[server_id])
         return servers

@@ -201,7 +201,8 @@ class OpenStackCLITest(unittest.TestCase):
 
     def test_names_come_after_the_end_of_options(self):
         shown = {'stack_status': 'CREATE_COMPLETE', 'name': 'srv',
-                 'physical_resource_id': '--id'}
+                 'physical_resource_id': '--id',
+                 'resource_type': 'OS::Nova::Server'}
         calls = []
 
         def run(argv, **kwargs):
@@ -216,6 +217,25 @@ class OpenStackCLITest(unittest.TestCase):
         for argv, name in zip(calls, ('--help', '-s', '--id', '--x', '-y')):
             self.assertEqual(['--', name], argv[-2:])
             self.assertNotIn(name, argv[:-1])
+
+    def test_a_server_group_is_not_a_server(self):
+        # Heat's `--filter type=OS::Nova::Server` matches a prefix: seen
+        # on Heat 19, the stack's server group came too, and prove asked
+        # `server show` for it.
+        listed = [{'physical_resource_id': 'g1',
+                   'resource_type': 'OS::Nova::ServerGroup'},
+                  {'physical_resource_id': 's1',
+                   'resource_type': 'OS::Nova::Server'}]
+        shown = []
+
+        def run(argv, **kwargs):
+            if argv[3:6] == ['stack', 'resource', 'list']:
+                return _Done(0, json.dumps(listed))
+            shown.append(argv[-1])
+            return _Done(0, json.dumps({'name': 'vnf1'}))
+        cli = openstack_cli.OpenStackCLI('mycloud', run=run)
+        self.assertEqual({'s1': {'name': 'vnf1'}}, cli.stack_servers('pvp'))
+        self.assertEqual(['s1'], shown)
 
     def test_a_cloud_name_is_never_an_option(self):
         for cloud in ('-x', '--os-auth-url=http://evil', ''):
