@@ -21,6 +21,8 @@ users see only hostId, an opaque hash that is equal for servers on one
 host, so the record keeps that too.
 """
 
+from epa_chain.validation import placement_rules
+
 # The API's keys, and the ones openstackclient prints when it shows a
 # server through openstacksdk (both spellings appear across releases).
 _FIELDS = {
@@ -31,8 +33,13 @@ _FIELDS = {
                           'availability_zone'),
     'host_id': ('hostId', 'host_id'),
 }
-# The parameter of templates/chain.yaml that chooses the policy.
-POLICY_PARAMETER = 'server_group_policy'
+# The parameter of templates/chain.yaml that chooses the policy, and
+# Nova's words when no host fits.
+POLICY_PARAMETER = placement_rules.POLICY_PARAMETER
+NOVA_NO_HOST = placement_rules.NOVA_NO_HOST
+# What a hard policy asks of the hosts.
+_NEEDS = {'anti-affinity': 'a compute host per server',
+          'affinity': 'one compute host with room for every server'}
 
 
 def of_server(shown):
@@ -74,3 +81,17 @@ def describe(section):
         where, section['server_group_policy'] or 'none',
         section['hosts'] if section['hosts'] is not None else '?',
         '' if section['hosts'] == 1 else 's')
+
+
+def failure_hint(parameters, reason):
+    """Why Nova found no host, when the stack's hard policy explains it.
+
+    '' unless the stack's `reason` carries Nova's no-host message and the
+    stack asked for affinity or anti-affinity.
+    """
+    policy = (parameters or {}).get(POLICY_PARAMETER)
+    if policy not in _NEEDS or not any(
+            message in (reason or '') for message in NOVA_NO_HOST):
+        return ''
+    return ('%s %s needs %s: Nova found none (use the soft- policy, or '
+            'more hosts)' % (POLICY_PARAMETER, policy, _NEEDS[policy]))

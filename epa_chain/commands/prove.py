@@ -263,8 +263,10 @@ def run(args):
     try:
         stack = cli.stack(args.stack)
         if stack.status != 'CREATE_COMPLETE':
-            raise openstack_cli.CLIError('stack %s is %s: %s' % (
-                args.stack, stack.status, stack.reason))
+            hint = placement.failure_hint(stack.parameters, stack.reason)
+            raise openstack_cli.CLIError('stack %s is %s: %s%s' % (
+                args.stack, stack.status, stack.reason,
+                ' (%s)' % hint if hint else ''))
         stack_outputs = stack.outputs
         endpoint = stack_outputs.get('generator_control_endpoint')
         if not endpoint or not endpoint.get('host'):

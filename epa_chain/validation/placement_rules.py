@@ -19,7 +19,7 @@ and flavors exist. Offline, over the realised servers:
   error: affinity over servers pinned to different hosts or zones (one
   host is in one zone), anti-affinity over servers pinned to one host;
 - anti-affinity needs a host per server: a warning with the count, since
-  a smaller cloud refuses the create ("No valid host was found");
+  a smaller cloud refuses the create (NOVA_NO_HOST);
 - zone:host names a compute host, which Nova's default policy
   (os_compute_api:servers:create:forced_host) allows admins only: a
   warning, so that a project user learns it before the create fails.
@@ -39,7 +39,11 @@ POLICY_PARAMETER = 'server_group_policy'
 # chain.yaml's zone parameter of a node, by its role in the node config.
 ZONE_PARAMETERS = {'vnf': 'vnf_availability_zone',
                    'generator': 'generator_availability_zone'}
-NOVA_REFUSAL = 'No valid host was found'
+# What Nova says when no host fits: the scheduler's refusal, or, when a
+# group's servers are scheduled at once and the compute host's own policy
+# check refuses the later ones, the end of their retries.
+NOVA_NO_HOST = ('No valid host was found',
+                'Exhausted all hosts available for retrying')
 
 
 def _zone_and_host(value):
@@ -131,8 +135,10 @@ def _policy_findings(group, policy, placed, finding):
             yield finding(
                 group, 'policy anti-affinity needs %d compute hosts, one '
                 'per server (%s); a cloud with fewer refuses the create '
-                '(Nova: "%s")' % (len(placed), ', '.join(
-                    sorted(p.server.dotted for p in placed)), NOVA_REFUSAL),
+                '(Nova: "%s", or "%s" when it schedules them at once)' % (
+                    len(placed), ', '.join(
+                        sorted(p.server.dotted for p in placed)),
+                    *NOVA_NO_HOST),
                 'use soft-anti-affinity where hosts may be fewer',
                 findings.WARNING, 'policies', POLICY_PARAMETER)
 

@@ -321,6 +321,29 @@ class ProveCommandTest(unittest.TestCase):
         self.assertIn('Stack not found', proof['error'])
         self.assertEqual(0o644, stat.S_IMODE(os.stat(target).st_mode))
 
+    def test_a_refused_placement_is_one_line_with_the_policy(self):
+        # Heat 19's reason for inter-node.yaml on one host: both servers
+        # were scheduled at once, and the compute host's own policy check
+        # refused the later one.
+        reason = ('Resource CREATE failed: ResourceInError: resources.'
+                  'generator.resources.server: Went to status ERROR due to '
+                  '"Message: Exceeded maximum number of retries. Exhausted '
+                  'all hosts available for retrying build failures for '
+                  'instance 54e1ced6., Code: 500"')
+        client = mock.Mock()
+        client.stack.return_value = prove.openstack_cli.Stack(
+            status='CREATE_FAILED', reason=reason, outputs={},
+            parameters={'server_group_policy': 'anti-affinity'}, name='pvp')
+        code, _out, err, _cloud = self.prove(
+            'pvp', '--os-cloud', 'lab', cloud=mock.Mock(return_value=client))
+        self.assertEqual(1, code)
+        self.assertEqual(1, err.count('\n'), err)
+        self.assertIn('stack pvp is CREATE_FAILED: Resource CREATE failed',
+                      err)
+        self.assertIn('(server_group_policy anti-affinity needs a compute '
+                      'host per server: Nova found none', err)
+        client.stack_servers.assert_not_called()
+
 
 class _HeatHolds:
     """An OpenStackCLI answering with what Heat holds for a stack.

@@ -199,3 +199,19 @@ class PlacementRecordTest(testtools.TestCase):
         section['hosts'] = 0
         self.assertRaises(jsonschema.ValidationError, jsonschema.validate,
                           section, declared)
+
+
+class FailureHintTest(testtools.TestCase):
+
+    def test_only_a_hard_policy_and_novas_no_host_message(self):
+        no_host = 'Message: No valid host was found. There are not enough'
+        self.assertIn('affinity needs one compute host with room',
+                      placement.failure_hint(
+                          {'server_group_policy': 'affinity'}, no_host))
+        self.assertEqual('', placement.failure_hint(
+            {'server_group_policy': 'soft-affinity'}, no_host))
+        self.assertEqual('', placement.failure_hint({}, no_host))
+        self.assertEqual('', placement.failure_hint(
+            {'server_group_policy': 'anti-affinity'}, 'Quota exceeded'))
+        self.assertEqual('', placement.failure_hint(
+            {'server_group_policy': 'anti-affinity'}, None))
