@@ -93,5 +93,5 @@ def failure_hint(parameters, reason):
     if policy not in _NEEDS or not any(
             message in (reason or '') for message in NOVA_NO_HOST):
         return ''
-    return ('%s %s needs %s: Nova found none (use the soft- policy, or '
-            'more hosts)' % (POLICY_PARAMETER, policy, _NEEDS[policy]))
+    return ('%s %s needs %s: Nova found none; use soft-%s or more hosts'
+            % (POLICY_PARAMETER, policy, _NEEDS[policy], policy))
