@@ -593,19 +593,42 @@ class ProxGenerator(trial.Generator):
                          'of counting granularity over %.2f s)'
                          % (name, tolerance * 100, self.rate_tolerance * 100,
                             WINDOW_SLACK_FRAMES, window_s))
+        if offered > spec.load_fps * (1.0 + tolerance):
+            offered, tolerance = self._whole_trial_rate(
+                spec, d, tx, name, (offered, method), notes)
         latency = None
         if spec.measure_latency:
             latency, note = self._latency(d)
             notes.append('%s: %s' % (name, note))
-        if offered > spec.load_fps * (1.0 + tolerance):
-            raise trial.GeneratorError(
-                RATE_OVERSHOOT, '%s: offered %.0f fps of %.0f intended (%s); '
-                'PROX speed units or counters disagree with this client'
-                % (name, offered, spec.load_fps, method))
         return trial.DirectionResult(
             direction=name, intended_fps=spec.load_fps, offered_fps=offered,
             achieved_fps=offered * rx / tx, tx_frames=tx, rx_frames=rx,
             latency=latency), tx / offered, tolerance
+
+    def _whole_trial_rate(self, spec, d, final_tx, name, window, notes):
+        """(offered fps, tolerance) when a counting window overshot.
+
+        A generator that lost the CPU catches up on its rate limiter's
+        backlog in a burst (seen under QEMU/TCG: 1,141 frames/s counted
+        over 0.76 s for 1,000 asked), which a short window can hold; the
+        whole sending period cannot. Wrong speed units overshoot over
+        both: RATE_OVERSHOOT.
+        """
+        seconds = d.stopped_at - d.started
+        whole = final_tx / seconds if seconds > 0 else float('inf')
+        tolerance = rate_tolerance_for(spec.load_fps, seconds,
+                                       self.rate_tolerance)
+        if whole > spec.load_fps * (1.0 + tolerance):
+            raise trial.GeneratorError(
+                RATE_OVERSHOOT, '%s: offered %.0f fps of %.0f intended (%s; '
+                '%.0f over the whole %.2f s by the host clock); PROX speed '
+                'units or counters disagree with this client'
+                % (name, window[0], spec.load_fps, window[1], whole,
+                   seconds))
+        notes.append('%s: %.0f fps over %s was a catch-up burst; offered '
+                     'rate from the host clock over the whole %.2f s sent'
+                     % (name, window[0], window[1], seconds))
+        return whole, tolerance
 
     def _offered_fps(self, d, final_tx):
         """(frames/s while sending, how it was timed, the window in s).

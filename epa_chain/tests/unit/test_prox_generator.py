@@ -29,6 +29,7 @@ import os
 import shutil
 import tempfile
 import time
+import types
 
 import testtools
 
@@ -403,6 +404,29 @@ class TestGuards(GeneratorTestCase):
         error = self.assertRaises(trial.GeneratorError, generator.run_trial,
                                   spec(PHASE1_FPS / 2, latency=False))
         self.assertEqual(prox_generator.RATE_OVERSHOOT, error.cause)
+
+    def test_a_catch_up_burst_in_the_window_is_judged_on_the_whole_trial(
+            self):
+        # Seen under QEMU/TCG: 1,141 frames/s counted over 0.76 s for 1,000
+        # asked, the trial's 5 s holding 5,000 frames: the generator lost
+        # the CPU and caught up on its rate limiter's backlog.
+        generator, _server = self.generator(self.phase(),
+                                            rate_tolerance=0.1)
+        sent = types.SimpleNamespace(started=10.0, stopped_at=15.0)
+        notes = []
+        window = (1141.0, '4 counter refreshes over 0.76 s')
+        offered, tolerance = generator._whole_trial_rate(
+            spec(1000.0), sent, 5000, 'reverse', window, notes)
+        self.assertEqual(1000.0, offered)
+        self.assertAlmostEqual(0.1 + 8 / 5000, tolerance)
+        self.assertIn('reverse: 1141 fps over 4 counter refreshes over '
+                      '0.76 s was a catch-up burst', notes[0])
+        # Wrong speed units overshoot over the whole trial too.
+        error = self.assertRaises(
+            trial.GeneratorError, generator._whole_trial_rate,
+            spec(1000.0), sent, 6000, 'reverse', window, [])
+        self.assertEqual(prox_generator.RATE_OVERSHOOT, error.cause)
+        self.assertIn('1200 over the whole 5.00 s', error.detail)
 
     def test_counting_granularity_widens_the_tolerance_at_low_rates(self):
         # Seen under QEMU/TCG: 506 frames/s counted for 500 asked over
