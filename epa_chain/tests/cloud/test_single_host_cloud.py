@@ -17,10 +17,12 @@ set up by the devstack plugin's code), the VNF image built by vnf_images/
 and uploaded, then exactly the user's commands:
 
     openstack stack create -t templates/chain.yaml \\
-        -e templates/presets/pvp-bidir.yaml \\
-        -e templates/environments/small-host.yaml --wait pvp
-    epa-chain prove --os-cloud epa-chain pvp
-    openstack stack delete --wait pvp
+        -e templates/presets/vecpe-bidir.yaml \\
+        -e templates/environments/in-stack-generator.yaml \\
+        -e templates/environments/small-host.yaml \\
+        -e templates/environments/intra-node.yaml --wait vecpe
+    epa-chain prove --os-cloud epa-chain vecpe
+    openstack stack delete --wait vecpe
 
 and tools/single-host-cloud down, after which nothing it started or made
 may be left. The cloud comes down however the run ends: a failure in
@@ -54,9 +56,16 @@ CLOUD = 'epa-chain'
 TOOL = os.path.join(repo.ROOT, 'tools', 'single-host-cloud')
 STACK = 'epa-chain-cloud-test'
 PRESET = os.path.join(repo.TEMPLATES, 'presets', 'pvp-bidir.yaml')
+# The longest chain, seed 000's vE-CPE, as the README creates it with the
+# in-stack generator: four guests, the most this host's two CPUs boot.
+VECPE = os.path.join(repo.TEMPLATES, 'presets', 'vecpe-bidir.yaml')
+VECPE_VNFS = 3
+IN_STACK_GENERATOR = os.path.join(repo.TEMPLATES, 'environments',
+                                  'in-stack-generator.yaml')
 SMALL_HOST = os.path.join(repo.TEMPLATES, 'environments', 'small-host.yaml')
-# Placement rides on the PVP stack that runs anyway: affinity is created
-# and recorded; anti-affinity needs a second host this cloud lacks.
+# Placement rides on stacks that run anyway: affinity on the vE-CPE one is
+# created and recorded; anti-affinity over the PVP preset's two servers
+# needs a second host this cloud lacks.
 INTRA_NODE = os.path.join(repo.TEMPLATES, 'environments', 'intra-node.yaml')
 INTER_NODE = os.path.join(repo.TEMPLATES, 'environments', 'inter-node.yaml')
 READY_TIMEOUT = int(os.environ.get('EPA_CHAIN_CLOUD_READY_TIMEOUT', '1200'))
@@ -67,11 +76,18 @@ PROOF_LOAD_FRACTION = os.environ.get('EPA_CHAIN_CLOUD_LOAD_FRACTION',
                                      '0.00005')
 # What the openstack client prints when heat-api drops its connection.
 LOST_CONNECTION = 'Unable to establish connection to'
-# The Tempest scenarios: both 1-VNF directions, serially, each under
-# Tempest's test timeout. The ceiling, rate tolerance and hop-check load
-# tools/single-host-cloud tempest chose for this host are read back from
-# the workspace's tempest.conf, not repeated here.
-TEMPEST_REGEX = r'epa_chain_tempest_plugin\.tests\.scenario\..*1vnf_'
+# The Tempest scenarios, serially, each under Tempest's test timeout:
+# both 1-VNF directions, and the 2- and 3-VNF chains both ways (one
+# direction of those adds time, not coverage). The ceiling, rate
+# tolerance and hop-check load tools/single-host-cloud tempest chose for
+# this host are read back from the workspace's tempest.conf, not repeated
+# here.
+TEMPEST_SCENARIOS = {'test_chain_1vnf_unidirectional': (1, 'unidirectional'),
+                     'test_chain_1vnf_bidirectional': (1, 'bidirectional'),
+                     'test_chain_2vnf_bidirectional': (2, 'bidirectional'),
+                     'test_chain_3vnf_bidirectional': (3, 'bidirectional')}
+TEMPEST_REGEX = r'epa_chain_tempest_plugin\.tests\.scenario\..*(%s)' % (
+    '|'.join(sorted(TEMPEST_SCENARIOS)))
 TEMPEST_TEST_TIMEOUT = 2400
 # Where `up` keeps what `down` needs to give the host back.
 CLOUD_STATE = os.environ.get('EPA_CHAIN_CLOUD_STATE',
@@ -277,8 +293,8 @@ class SingleHostCloudTest(unittest.TestCase):
 
     def test_1_stack_create_prove_delete(self):
         argv = ['openstack', '--os-cloud', CLOUD, 'stack', 'create',
-                '-t', repo.CHAIN, '-e', PRESET, '-e', SMALL_HOST,
-                '-e', INTRA_NODE, '--wait', STACK]
+                '-t', repo.CHAIN, '-e', VECPE, '-e', IN_STACK_GENERATOR,
+                '-e', SMALL_HOST, '-e', INTRA_NODE, '--wait', STACK]
         started = time.monotonic()
         created = _run(argv, check=False, timeout=1800)
         self.timings['stack_create_s'] = round(time.monotonic() - started)
@@ -286,12 +302,18 @@ class SingleHostCloudTest(unittest.TestCase):
             self.assertEqual(0, created.returncode, created.stdout[-4000:])
             status = _openstack_json('stack', 'show', STACK)
             self.assertEqual('CREATE_COMPLETE', status['stack_status'])
+            # The third environment file won over the preset's external
+            # tester, as Heat merges -e files.
+            self.assertEqual('generator',
+                             status['parameters']['endpoints'])
 
             # vhost-user data ports on OVS-DPDK, as the cloud promises.
             interfaces = _run(['ovs-vsctl', '--columns=type', 'list',
                                'Interface']).stdout
+            # Two per guest: three VNFs and the generator.
             self.assertGreaterEqual(
-                interfaces.count('dpdkvhostuserclient'), 4, interfaces)
+                interfaces.count('dpdkvhostuserclient'),
+                2 * (VECPE_VNFS + 1), interfaces)
             # The guests' QEMU is not root's.
             users = host.process_users('qemu-system-x86')
             self.assertTrue(users, 'no QEMU process found')
@@ -314,19 +336,21 @@ class SingleHostCloudTest(unittest.TestCase):
                              [d['direction'] for d in proof['directions']])
             for direction in proof['directions']:
                 self.assertGreater(direction['rx_frames'], 0)
-                # generator out, VNF in, VNF out, generator in
-                self.assertEqual(4, len(direction['hop_counts']))
+                # generator out, each VNF in and out, generator in
+                self.assertEqual(2 + 2 * VECPE_VNFS,
+                                 len(direction['hop_counts']))
                 for hop in direction['hop_counts']:
                     self.assertGreaterEqual(
                         hop['frames'], direction['tx_frames'] * 0.99, hop)
-            self.assertEqual(2, len(proof['servers']), proof['servers'])
+            self.assertEqual(VECPE_VNFS + 1, len(proof['servers']),
+                             proof['servers'])
             # intra-node.yaml's affinity, and where Nova put each server
             # (the admin view names the host).
             placed = proof['placement']
             _log('placement: %s' % json.dumps(placed, sort_keys=True))
             self.assertEqual('affinity', placed['server_group_policy'])
             self.assertEqual(1, placed['hosts'], placed)
-            self.assertEqual(2, len(placed['servers']), placed)
+            self.assertEqual(VECPE_VNFS + 1, len(placed['servers']), placed)
             for name, entry in placed['servers'].items():
                 self.assertTrue(entry['host'], name)
                 self.assertTrue(entry['hypervisor_hostname'], name)
@@ -426,10 +450,10 @@ class SingleHostCloudTest(unittest.TestCase):
         collector.stopTestRun()
         return statuses, reasons
 
-    def _check_results(self, workspace, direction):
+    def _check_results(self, workspace, chain_length, direction):
         """The scenario's results: schema-valid, measured, plotted."""
         (run_dir,) = glob.glob(os.path.join(
-            workspace, 'results', '*-1vnf-%s' % direction))
+            workspace, 'results', '*-%dvnf-%s' % (chain_length, direction)))
         path = os.path.join(run_dir, '64B-1flows.json')
         document = measurement_results.load(path)
         (case,) = document['cases']
@@ -469,8 +493,8 @@ class SingleHostCloudTest(unittest.TestCase):
         self.assertLessEqual(len(case['totals']['invalid_trials']),
                              chosen.getint('invalid_trial_retries', 0) *
                              case['totals']['trials'])
-        _log('%s: %d trials, %d invalid (run again): %s' % (
-            direction, case['totals']['trials'],
+        _log('%dvnf %s: %d trials, %d invalid (run again): %s' % (
+            chain_length, direction, case['totals']['trials'],
             len(case['totals']['invalid_trials']),
             case['totals']['invalid_trials']))
         # The workspace's server-group policy, applied on one host.
@@ -478,21 +502,22 @@ class SingleHostCloudTest(unittest.TestCase):
         self.assertEqual(chosen.get('server_group_policy') or None,
                          placed['server_group_policy'])
         self.assertEqual(1, placed['hosts'], placed)
-        self.assertEqual(2, len(placed['servers']), placed)
+        self.assertEqual(chain_length + 1, len(placed['servers']), placed)
         checked = document['cloud']['hop_check']
         self.assertEqual(chosen.getfloat('hop_check_load_fraction', 0.01),
                          checked['load_fraction'])
         self.assertEqual(chosen.getint('hop_check_attempts', 3),
                          checked['attempts'])
-        _log('%s hop check: %s' % (direction, json.dumps(
+        _log('%dvnf %s hop check: %s' % (chain_length, direction, json.dumps(
             checked['directions'], sort_keys=True)))
         self.assertTrue(os.path.isfile(os.path.join(
             run_dir, '64B-1flows-plots', 'throughput.png')))
         with open(os.path.join(run_dir, 'tables.txt')) as stream:
-            _log('%s tables:\n%s' % (direction, stream.read()))
+            _log('%dvnf %s tables:\n%s' % (chain_length, direction,
+                                           stream.read()))
 
     def test_2_tempest_scenarios(self):
-        """tempest run of the 1-VNF scenarios in the tool's workspace."""
+        """tempest run of the chosen scenarios in the tool's workspace."""
         base = os.environ.get('TMPDIR', '/tmp')
         workspace = os.path.join(base, 'epa-chain-tempest')
         # Tempest registers workspaces in ~/.tempest: a HOME of the test's,
@@ -501,8 +526,13 @@ class SingleHostCloudTest(unittest.TestCase):
         for path in (workspace, home):
             shutil.rmtree(path, ignore_errors=True)
         os.makedirs(home)
+        # The gate's campaign measures one VNF: the longer chains are
+        # asked for here (devstack/settings' EPA_CHAIN_TEMPEST_*).
+        lengths = sorted({length for length, _ in TEMPEST_SCENARIOS.values()})
         env = dict(os.environ, HOME=home,
-                   OS_TEST_TIMEOUT=str(TEMPEST_TEST_TIMEOUT))
+                   OS_TEST_TIMEOUT=str(TEMPEST_TEST_TIMEOUT),
+                   EPA_CHAIN_TEMPEST_CHAIN_LENGTHS=','.join(
+                       str(length) for length in lengths))
         done = subprocess.run([TOOL, 'tempest', workspace], env=env,
                               stdout=subprocess.PIPE,
                               stderr=subprocess.STDOUT, text=True)
@@ -513,20 +543,20 @@ class SingleHostCloudTest(unittest.TestCase):
         subprocess.run(['tempest', 'run', '--serial', '--regex',
                         TEMPEST_REGEX], cwd=workspace, env=env,
                        stdout=sys.stderr, stderr=subprocess.STDOUT,
-                       timeout=2 * TEMPEST_TEST_TIMEOUT + 600)
+                       timeout=(len(TEMPEST_SCENARIOS) *
+                                TEMPEST_TEST_TIMEOUT + 600))
         self.timings['tempest_s'] = round(time.monotonic() - started)
         statuses, reasons = self._tempest_statuses(workspace, env)
         scenarios = {test_id.split('[')[0].rsplit('.', 1)[1]: status
                      for test_id, status in statuses.items()
                      if '.test_chain_' in test_id}
-        self.assertEqual({'test_chain_1vnf_unidirectional': 'success',
-                          'test_chain_1vnf_bidirectional': 'success'},
+        self.assertEqual(dict.fromkeys(TEMPEST_SCENARIOS, 'success'),
                          scenarios, '\n\n'.join(
                              ['%s' % statuses] + ['%s:\n%s' % item
                                                   for item in
                                                   reasons.items()]))
-        for direction in ('unidirectional', 'bidirectional'):
-            self._check_results(workspace, direction)
+        for chain_length, direction in TEMPEST_SCENARIOS.values():
+            self._check_results(workspace, chain_length, direction)
         # Every stack deleted by the scenarios' cleanups.
         self.assertEqual([], _openstack_json('stack', 'list'))
 

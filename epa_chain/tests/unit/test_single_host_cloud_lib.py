@@ -248,6 +248,26 @@ class SecretsTest(StateTest):
         self.assertIn('export ERL_EPMD_ADDRESS=127.0.0.1', done.stdout)
         self.assertIn('inet_dist_use_interface {127,0,0,1}', done.stdout)
 
+    def test_libvirtd_takes_the_requests_of_four_guest_builds(self):
+        # The vE-CPE chain's four guests, built at once over nova-compute's
+        # one connection, filled libvirt's default of 5 requests in flight
+        # and every build failed ("Connection reset by peer").
+        conf = os.path.join(self.tmp, 'libvirtd.conf')
+        with open(conf, 'w') as stream:
+            stream.write('#max_client_requests = 5\n#max_workers = 20\n'
+                         'auth_unix_rw = "polkit"\n')
+        done = self.bash(
+            'source %s/openstack.bash; while read -r key value; do '
+            'flat_set %s "$key" "$value"; done < <(libvirtd_settings)'
+            % (LIB, conf))
+        self.assertEqual(0, done.returncode, done.stderr)
+        with open(conf) as stream:
+            lines = stream.read().splitlines()
+        self.assertIn('max_client_requests = 20', lines)
+        self.assertIn('auth_unix_rw = "none"', lines)
+        self.assertNotIn('auth_unix_rw = "polkit"', lines)
+        self.assertIn('#max_workers = 20', lines)
+
 
 class DownTest(StateTest):
     """`down` stops the services before it drops their databases."""

@@ -423,12 +423,29 @@ function configure_libvirt {
         "host (libvirt-qemu / kvm): is libvirt-daemon-system installed?"
     flat_set /etc/libvirt/qemu.conf user "\"$user\""
     flat_set /etc/libvirt/qemu.conf group "\"$group\""
-    flat_set /etc/libvirt/libvirtd.conf unix_sock_group '"libvirt"'
-    flat_set /etc/libvirt/libvirtd.conf unix_sock_ro_perms '"0770"'
-    flat_set /etc/libvirt/libvirtd.conf unix_sock_rw_perms '"0770"'
-    flat_set /etc/libvirt/libvirtd.conf unix_sock_admin_perms '"0700"'
-    flat_set /etc/libvirt/libvirtd.conf auth_unix_ro '"none"'
-    flat_set /etc/libvirt/libvirtd.conf auth_unix_rw '"none"'
+    local key value
+    while read -r key value; do
+        flat_set /etc/libvirt/libvirtd.conf "$key" "$value"
+    done < <(libvirtd_settings)
+}
+
+# libvirtd.conf's keys and values, one "key value" per line.
+# max_client_requests: nova-compute sends every request of every guest it
+# builds over one connection. At libvirt's default of 5 in flight, the
+# four guests of the vE-CPE chain built at once filled it ("Client hit max
+# requests limit 5"), libvirtd stopped reading the connection, its
+# keepalive closed it, and every build failed with "Cannot recv data:
+# Connection reset by peer". 20 is libvirtd's default worker count.
+function libvirtd_settings {
+    cat <<'SETTINGS'
+unix_sock_group "libvirt"
+unix_sock_ro_perms "0770"
+unix_sock_rw_perms "0770"
+unix_sock_admin_perms "0700"
+auth_unix_ro "none"
+auth_unix_rw "none"
+max_client_requests 20
+SETTINGS
 }
 
 function configure_neutron {
