@@ -18,6 +18,7 @@ file stem such as pvvp-unidir, or a path) and by chain length and
 direction (the Tempest scenarios).
 """
 
+import copy
 import os
 import site
 import sys
@@ -106,14 +107,34 @@ def parameter_default(name, directory=None):
     Code that needs such a value (the Tempest options' defaults) reads it
     here instead of writing it a second time.
     """
-    directory = directory or template_dir()
-    if directory is None:
-        raise PresetError('no shipped templates found in %s' % ', '.join(
-            template_dir_candidates()))
-    path = os.path.join(directory, TEMPLATE)
-    parameters = safe_yaml.load(path).get('parameters') or {}
+    path, parameters = _chain_parameters(directory)
     try:
         return parameters[name]['default']
     except (KeyError, TypeError):
         raise PresetError('%s: parameter %s has no default' % (
             safe_yaml.shown(path), name)) from None
+
+
+def parameter_definition(name, directory=None):
+    """A copy of chain.yaml's definition of parameter `name`.
+
+    For templates that take the same parameter (the translated TOSCA
+    chains): type, label, description and constraints stay chain.yaml's.
+    """
+    path, parameters = _chain_parameters(directory)
+    definition = parameters.get(name)
+    if not isinstance(definition, dict):
+        raise PresetError('%s: no parameter %s' % (safe_yaml.shown(path),
+                                                   name))
+    return copy.deepcopy(definition)
+
+
+def _chain_parameters(directory):
+    """chain.yaml's path and its parameters section."""
+    directory = directory or template_dir()
+    if directory is None:
+        raise PresetError('no shipped templates found in %s' % ', '.join(
+            template_dir_candidates()))
+    path = os.path.join(directory, TEMPLATE)
+    parameters = safe_yaml.load(path).get('parameters')
+    return path, parameters if isinstance(parameters, dict) else {}

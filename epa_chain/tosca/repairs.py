@@ -24,12 +24,25 @@ counterpart at all (security groups, outputs).
 
 import collections
 
+from epa_chain.hot import shipped
+
 HOT_VERSION = '2021-04-16'
 CONFIG_TEMPLATE = '#cloud-config\nepa_chain: $config\n'
 EXTERNAL_TESTER = 'external-tester'
 FLAVOR_SUFFIX = '_flavor'
 SUBNET_SUFFIX = '_subnet'
 MANAGEMENT_GROUP = 'management_security_group'
+# templates/chain.yaml's parameters that fit a flavor to its host, by the
+# flavor property (per role) or extra spec they set.
+SIZE_PARAMETERS = {'vcpus': '%s_vcpus', 'ram': '%s_ram'}
+SPEC_PARAMETERS = {'hw:cpu_policy': 'cpu_policy',
+                   'hw:mem_page_size': 'mem_page_size',
+                   'hw:numa_nodes': 'numa_nodes'}
+SIZING = frozenset([pattern % role for pattern in SIZE_PARAMETERS.values()
+                    for role in ('vnf', 'generator')] +
+                   list(SPEC_PARAMETERS.values()))
+# Nova refuses these on unpinned guests.
+PINNED_ONLY = ('hw:cpu_thread_policy', 'hw:emulator_threads_policy')
 
 Repair = collections.namedtuple('Repair', 'name loss changes')
 
@@ -240,6 +253,77 @@ def repair_flavors(hot, chain):
             continue
         changes += _set_properties(resource, name, {
             'extra_specs': dict(node.extra_specs), 'is_public': False})
+    return changes
+
+
+def repair_host_sizing(hot, chain):
+    """Flavor sizes and EPA keys are literals: no host environment applies.
+
+    templates/chain.yaml takes a flavor's vCPUs and RAM (per role) and its
+    hw:cpu_policy, hw:mem_page_size and hw:numa_nodes as parameters, so
+    that one environment file fits every chain to a host
+    (environments/small-host.yaml). The translated flavors take the same
+    parameters, defined as chain.yaml defines them and defaulting to what
+    the TOSCA template writes; as in lib/epa_flavor.yaml, the thread and
+    emulator policies apply to pinned CPUs only. A value the flavors write
+    differently stays written in each of them.
+    """
+    places, flavors = collections.defaultdict(list), []
+    for node in chain.nodes.values():
+        properties = _resources(hot).get(node.node + FLAVOR_SUFFIX, {}).get(
+            'properties')
+        if not properties:
+            continue
+        flavors.append(properties)
+        for key, pattern in SIZE_PARAMETERS.items():
+            if key in properties:
+                places[pattern % node.role].append((properties, key))
+        specs = properties.get('extra_specs')
+        for key, parameter in SPEC_PARAMETERS.items():
+            if isinstance(specs, dict) and key in specs:
+                places[parameter].append((specs, key))
+    parameters = hot.setdefault('parameters', {})
+    changes = []
+    for parameter, where in sorted(places.items()):
+        written = {str(holder[key]) for holder, key in where}
+        if len(written) != 1 or parameter in parameters:
+            continue
+        definition = shipped.parameter_definition(parameter)
+        value = where[0][0][where[0][1]]
+        definition['default'] = (int(value) if definition.get('type') ==
+                                 'number' else str(value))
+        parameters[parameter] = definition
+        for holder, key in where:
+            # Nova's extra spec values are strings; chain.yaml's
+            # numa_nodes is a number.
+            holder[key] = {'get_param': parameter} if key in (
+                SIZE_PARAMETERS) or definition['type'] != 'number' else {
+                'str_replace': {'template': '$n', 'params': {
+                    '$n': {'get_param': parameter}}}}
+        changes.append('parameters.%s: default %r' % (
+            parameter, definition['default']))
+    # A chain without a generator (an external tester) still takes the
+    # generator's sizes, unused, as chain.yaml does: the environment
+    # files set them for every chain.
+    for parameter in sorted(SIZING - set(places) - set(parameters)):
+        parameters[parameter] = shipped.parameter_definition(parameter)
+        changes.append('parameters.%s: unused, chain.yaml\'s definition'
+                       % parameter)
+    policy = {'get_param': 'cpu_policy'}
+    for properties in flavors:
+        specs = properties.get('extra_specs')
+        if not isinstance(specs, dict) or specs.get(
+                'hw:cpu_policy') != policy:
+            continue
+        pinned = {key: specs.pop(key) for key in PINNED_ONLY if key in specs}
+        if not pinned:
+            continue
+        condition = _condition(hot, 'pinned', {'equals': [policy,
+                                                          'dedicated']})
+        properties['extra_specs'] = {'map_merge': [
+            specs, {'if': [condition, pinned, {}]}]}
+        changes.append('extra_specs: %s when pinned' % ', '.join(
+            sorted(pinned)))
     return changes
 
 
@@ -469,6 +553,7 @@ REPAIRS = (
     repair_subnets,
     repair_existing_networks,
     repair_flavors,
+    repair_host_sizing,
     repair_servers,
     repair_config_drive,
     repair_mac_chain,

@@ -24,6 +24,7 @@ import yaml
 
 from epa_chain import cli
 from epa_chain.hot import shipped
+from epa_chain.tests import repo
 from epa_chain.tests.unit import tosca_cases
 
 
@@ -294,6 +295,50 @@ class TestTranslationTakesParameters(testtools.TestCase):
         self.assertEqual(6, len(forward))
         self.assertEqual([h['mac'] for h in reversed(forward)],
                          [h['mac'] for h in reverse])
+
+    def test_the_hot_small_host_environment_fits_a_translation(self):
+        # environments/small-host.yaml, unedited, on every translated
+        # chain: chain.yaml's sizing parameters, with its own rules.
+        from epa_chain.validation import runner
+
+        small_host = os.path.join(repo.TEMPLATES, 'environments',
+                                  'small-host.yaml')
+        for preset in ('pvp-bidir', 'vecpe-bidir'):
+            _, path = tosca_cases.translated(preset)
+            report = runner.validate(path, [small_host])
+            self.assertEqual([], [str(f) for f in report.errors])
+            flavors = tosca_cases.realise(path, [small_host]).of_type(
+                'OS::Nova::Flavor')
+            self.assertTrue(flavors, preset)
+            for flavor in flavors:
+                self.assertEqual({'hw:cpu_policy': 'shared',
+                                  'hw:mem_page_size': 'large',
+                                  'hw:numa_nodes': '1'},
+                                 flavor.properties['extra_specs'], preset)
+                self.assertEqual((2, 2048), (flavor.properties['vcpus'],
+                                             flavor.properties['ram']))
+
+    def test_sizing_defaults_are_what_the_service_template_writes(self):
+        from epa_chain.tosca import repairs
+
+        parameters = tosca_cases.translated('pvp-bidir')[0].template[
+            'parameters']
+        self.assertEqual(
+            {'cpu_policy': 'dedicated', 'mem_page_size': 'large',
+             'numa_nodes': 1, 'vnf_vcpus': 2, 'vnf_ram': 2048,
+             'generator_vcpus': 4, 'generator_ram': 4096},
+            {name: parameters[name]['default'] for name in (
+                'cpu_policy', 'mem_page_size', 'numa_nodes', 'vnf_vcpus',
+                'vnf_ram', 'generator_vcpus', 'generator_ram')})
+        # chain.yaml's constraints come along.
+        self.assertEqual(shipped.parameter_definition('cpu_policy')[
+            'constraints'], parameters['cpu_policy']['constraints'])
+        # Pinned by default: the thread and emulator policies apply.
+        for flavor in tosca_cases.realised_translation('pvp-bidir').of_type(
+                'OS::Nova::Flavor'):
+            self.assertEqual(set(repairs.PINNED_ONLY) | {
+                'hw:cpu_policy', 'hw:mem_page_size', 'hw:numa_nodes'},
+                set(flavor.properties['extra_specs']))
 
     def test_vecpe_without_fixed_macs(self):
         macs = {'vnf%d_%s_mac' % (n, side): ''
