@@ -29,6 +29,7 @@ import time
 import typing
 
 from epa_chain.measurement import options
+from epa_chain.measurement import readers
 from epa_chain.measurement import results
 from epa_chain.measurement import searches
 from epa_chain.measurement.searches import common
@@ -230,7 +231,7 @@ class _Case:
             'goals': [goal.as_dict() for goal in outcome.goals],
             'details': outcome.details, 'trials': recorder.count,
             'trial_seconds': recorder.trial_seconds}
-        _say(self.progress, self.label, outcome, recorder)
+        _say(self.progress, self.label, outcome, recorder, self.record)
         self.checkpoint()
         return _reference_goal(outcome)
 
@@ -268,7 +269,7 @@ def _latency_test(recorder, plan, reference, load):
     }
 
 
-def _say(progress, label, outcome, recorder):
+def _say(progress, label, outcome, recorder, case):
     if not progress:
         return
     parts = []
@@ -276,9 +277,12 @@ def _say(progress, label, outcome, recorder):
         if goal.throughput_fps is None:
             parts.append('%s below the minimum load' % goal.name)
         else:
-            parts.append('%s %s fps/dir (%.2f %% line)' % (
-                goal.name, format(int(goal.throughput_fps), ','),
-                100.0 * goal.throughput_fps / recorder.line_rate_fps))
+            bound = readers.is_lower_bound(case, goal.as_dict())
+            parts.append('%s %s%s fps/dir (%.2f %% line)%s' % (
+                goal.name, readers.AT_LEAST if bound else '',
+                format(int(goal.throughput_fps), ','),
+                100.0 * goal.throughput_fps / recorder.line_rate_fps,
+                ', the maximum load' if bound else ''))
     progress('%s: %s: %s; %d trials, %g trial-seconds' % (
         label, outcome.method, ', '.join(parts), recorder.count,
         recorder.trial_seconds))

@@ -84,8 +84,10 @@ class LatencyAccumulator:
         self.sources = set()
         self.resolution_ns = None
         self.estimated = set()
-        # Lowest lower edge of an open-ended bucket that held delays.
+        # Lowest lower edge of an open-ended bucket that held delays, and
+        # how many frames such buckets held.
         self.beyond_ns = None
+        self.beyond_count = 0
 
     def add(self, record):
         """Fold one LatencyRecord (samples, histogram or summary) in."""
@@ -160,6 +162,7 @@ class LatencyAccumulator:
                 upper = record.max_ns if record.max_ns is not None else lower
                 self.beyond_ns = (lower if self.beyond_ns is None
                                   else min(self.beyond_ns, lower))
+                self.beyond_count += count
             # Upper bound, within what the generator saw: percentiles err
             # on the slow side by at most one bucket width.
             value = upper
@@ -253,6 +256,9 @@ class LatencyAccumulator:
             'duplicates': self.duplicates,
             'resolution_ns': self.resolution_ns,
             'percentiles_beyond_ns': self.percentiles_beyond(percentiles),
+            'beyond': None if self.beyond_ns is None else {
+                'lower_ns': float(self.beyond_ns),
+                'count': self.beyond_count},
             'estimated': sorted(self.estimated),
             'unavailable': missing,
             'hdr_delay_ns': None,

@@ -65,10 +65,10 @@ def throughput_plot(document, path, option=OPTION):
         if label not in labels:
             labels.append(label)
     positions = {label: i for i, label in enumerate(labels)}
-    drawn = 0
+    drawn, bounds = 0, 0
     for name in readers.goal_names(document):
         for flows in document['parameters']['flow_counts']:
-            xs, mbps, percent = [], [], []
+            xs, mbps, percent, bound = [], [], [], []
             for case in document['cases']:
                 goal = readers.goal_of(case, name)
                 if case['flows'] != flows or case['error'] or not goal or \
@@ -78,12 +78,19 @@ def throughput_plot(document, path, option=OPTION):
                 xs.append(positions[readers.frame_size_of(case).label])
                 mbps.append(figures[0])
                 percent.append(figures[2])
+                bound.append(readers.is_lower_bound(case, goal))
             if not xs:
                 continue
             legend = '%s, %d flow%s' % (name, flows, '' if flows == 1
                                         else 's')
-            mbps_axis.plot(xs, mbps, marker='o', label=legend)
-            percent_axis.plot(xs, percent, marker='o', label=legend)
+            for axis, ys in ((mbps_axis, mbps), (percent_axis, percent)):
+                line, = axis.plot(xs, ys, marker='o', label=legend)
+                # A bound is drawn as what it is: "at least", an arrow up.
+                up = [(x, y) for x, y, b in zip(xs, ys, bound) if b]
+                if up:
+                    axis.plot(*zip(*up), linestyle='none', marker='^',
+                              markersize=11, color=line.get_color())
+            bounds += sum(bound)
             drawn += 1
     for axis, unit in ((mbps_axis, 'Mbps'), (percent_axis, '% line rate')):
         axis.set_xticks(range(len(labels)))
@@ -94,9 +101,10 @@ def throughput_plot(document, path, option=OPTION):
         if drawn:
             axis.legend(fontsize='small')
     percent_axis.set_ylim(0, 105)
-    figure.suptitle('%s throughput (%s)' % (
+    figure.suptitle('%s throughput (%s)%s' % (
         readers.direction_word(document['parameters']['directions']),
-        document['method']))
+        document['method'], '\n^ at least: the search reached its maximum '
+        'load' if bounds else ''))
     figure.tight_layout()
     return _save(figure, path, option)
 
@@ -110,19 +118,7 @@ def latency_plot(case, path, option=OPTION):
     for direction, summary in sorted(test['directions'].items()):
         if not summary or not summary['hdr_delay_ns']:
             continue
-        histogram = latency.decode_histogram(summary['hdr_delay_ns'])
-        values, counts = [], []
-        for item in histogram.get_recorded_iterator():
-            values.append(item.value_iterated_to / 1000.0)
-            counts.append(item.count_at_value_iterated_to)
-        histogram_axis.hist(values, bins=60, weights=counts, alpha=0.6,
-                            label=direction)
-        total = float(sum(counts))
-        running, cdf = 0, []
-        for count in counts:
-            running += count
-            cdf.append(running / total)
-        cdf_axis.plot(values, cdf, label=direction)
+        _draw_direction(histogram_axis, cdf_axis, direction, summary)
     histogram_axis.set_xlabel('one-way delay (us)')
     histogram_axis.set_ylabel('frames')
     histogram_axis.set_yscale('log')
@@ -138,6 +134,54 @@ def latency_plot(case, path, option=OPTION):
         test['reference_goal']))
     figure.tight_layout()
     return _save(figure, path, option)
+
+
+def _draw_direction(histogram_axis, cdf_axis, direction, summary):
+    """One direction's delays; an open-ended bucket drawn as a range.
+
+    The histogram holds the frames of the generator's open-ended bucket
+    at the maximum delay, where most of them were not: they are drawn as
+    a shaded bar over the range they lie in (above its lower edge, at
+    most the maximum), and the CDF is left open across that range.
+    """
+    histogram = latency.decode_histogram(summary['hdr_delay_ns'])
+    beyond = summary.get('beyond')
+    lower_us = beyond['lower_ns'] / 1000.0 if beyond else None
+    values, counts, hidden = [], [], 0
+    for item in histogram.get_recorded_iterator():
+        value = item.value_iterated_to / 1000.0
+        if lower_us is not None and value > lower_us:
+            hidden += item.count_at_value_iterated_to
+            continue
+        values.append(value)
+        counts.append(item.count_at_value_iterated_to)
+    total = float(sum(counts) + hidden)
+    if values:
+        patches = histogram_axis.hist(values, bins=60, weights=counts,
+                                      alpha=0.6, label=direction)[2]
+        color = patches[0].get_facecolor() if len(patches) else None
+        running, cdf = 0, []
+        for count in counts:
+            running += count
+            cdf.append(running / total)
+        color = cdf_axis.plot(values, cdf, label=direction,
+                              color=color)[0].get_color()
+    else:
+        color = None
+    if hidden and total:
+        max_us = summary['max_ns'] / 1000.0
+        known = (total - hidden) / total
+        label = '%s: %s frames between %s and %s us' % (
+            direction, format(hidden, ','), format(lower_us, ',.0f'),
+            format(max_us, ',.0f'))
+        histogram_axis.bar(lower_us, hidden, width=max(max_us - lower_us,
+                                                       1e-9),
+                           align='edge', alpha=0.25, hatch='//',
+                           color=color, label=label)
+        cdf_axis.fill_between([lower_us, max_us], [known, known], [1, 1],
+                              alpha=0.2, hatch='//', color=color,
+                              label='%s: unknown above %s us' % (
+                                  direction, format(lower_us, ',.0f')))
 
 
 def render(document, out_dir, option=OPTION):

@@ -17,7 +17,13 @@ is plain JSON; these give back its frame sizes, goals and figures.
 """
 
 from epa_chain.chain import directions as chain_directions
+from epa_chain.measurement.searches import common as search_common
 from epa_chain.measurement import trial
+
+# Printed before a throughput that is a bound, with BOUND_NOTE under it.
+AT_LEAST = '>= '
+BOUND_NOTE = ('>= : the search reached its maximum load, below line rate, '
+              'with the goal still met: the throughput is at least this')
 
 
 def frame_size_of(case):
@@ -52,6 +58,19 @@ def goal_names(document):
             if goal['name'] not in names:
                 names.append(goal['name'])
     return names
+
+
+def is_lower_bound(case, goal):
+    """True when a goal's throughput is only "at least".
+
+    The search ended at its maximum load with the goal still met, and that
+    maximum is below line rate (a ceiling of the campaign's or the
+    generator's): at line rate the figure is the link's, not a bound.
+    """
+    if not goal or goal.get('status') != search_common.STATUS_MAX_LOAD:
+        return False
+    ceiling, line_rate = case.get('max_load_fps'), case.get('line_rate_fps')
+    return not (ceiling and line_rate) or ceiling < line_rate * (1 - 1e-9)
 
 
 def goal_of(case, name):

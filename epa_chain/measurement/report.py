@@ -77,11 +77,15 @@ def _link_bps(document):
 
 
 def throughput_row(case, goal, link_bps):
-    """[label, Mbps, packets/s, % line rate] cells of one goal."""
+    """[label, Mbps, packets/s, % line rate] cells of one goal.
+
+    A throughput that is only a lower bound prints as ">= x".
+    """
     mbps, total_fps, line_percent = readers.throughput_figures(
         case, goal, link_bps)
-    return [readers.frame_size_of(case).label, _count(mbps),
-            _count(total_fps), '%.1f' % line_percent]
+    mark = readers.AT_LEAST if readers.is_lower_bound(case, goal) else ''
+    return [readers.frame_size_of(case).label, mark + _count(mbps),
+            mark + _count(total_fps), mark + '%.1f' % line_percent]
 
 
 def _latency_cells(case):
@@ -111,19 +115,23 @@ def throughput_tables(document):
             if with_latency:
                 headers += ['Average Latency (us)', 'Minimum Latency (us)',
                             'Maximum Latency (us)']
-            rows, ratio = [], None
+            rows, ratio, bound = [], None, False
             for case in cases:
                 rows.append(_throughput_line(case, name, link_bps,
                                              with_latency, len(headers)))
                 goal = readers.goal_of(case, name)
                 if goal:
                     ratio = goal['loss_ratio']
+                    bound |= not case['error'] and readers.is_lower_bound(
+                        case, goal)
             title = '%s throughput %s, %d flow%s' % (
                 readers.direction_word(params['directions']),
                 _goal_phrase(name, ratio or 0.0), flows,
                 '' if flows == 1 else 's')
-            tables.append((title, headers, rows,
-                           _details(document, with_latency)))
+            footer = _details(document, with_latency)
+            if bound:
+                footer += '\n' + _bound_note(cases)
+            tables.append((title, headers, rows, footer))
     return tables
 
 
@@ -140,6 +148,16 @@ def _throughput_line(case, name, link_bps, with_latency, width):
     if with_latency:
         row += _latency_cells(case)
     return row
+
+
+def _bound_note(cases):
+    """The footnote of a table with a '>= x' figure: which maximum."""
+    loads = sorted({case['max_load_fps'] for case in cases
+                    if case.get('max_load_fps')})
+    if not loads:
+        return readers.BOUND_NOTE
+    return '%s (%s frames/s per direction)' % (
+        readers.BOUND_NOTE, ', '.join(_count(load) for load in loads))
 
 
 def _reference_goal_name(document):
@@ -191,18 +209,25 @@ def switching_table(document):
     headers = ['Packet Size', 'Flows per port (each direction)',
                'Total flows', 'Switching operations', 'Line-rate',
                'Throughput (packets/sec)', 'Switching (packets/sec)']
-    rows = []
+    rows, bound = [], []
     for case in cases:
-        total_fps = readers.goal_of(case, name)['throughput_fps'] * directions
+        goal = readers.goal_of(case, name)
+        total_fps = goal['throughput_fps'] * directions
+        mark = readers.AT_LEAST if readers.is_lower_bound(case, goal) else ''
+        if mark:
+            bound.append(case)
         rows.append([readers.frame_size_of(case).label, case['flows'],
                      case['flows'] * directions, operations,
                      '%g Gbps' % (directions * link_bps / 1e9),
-                     _count(total_fps), _count(total_fps * operations)])
+                     mark + _count(total_fps),
+                     mark + _count(total_fps * operations)])
     title = ('Throughput and switching performance (seed 001 Table 5-1), '
              '%s, 2 physical ports, chain of %d VNF%s'
              % (name, length, '' if length == 1 else 's'))
     footer = ('Switching = throughput x switching operations; a chain of '
               'N VNFs switches N + 1 times per direction.')
+    if bound:
+        footer += '\n' + _bound_note(bound)
     return title, headers, rows, footer
 
 

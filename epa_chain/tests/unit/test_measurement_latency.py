@@ -105,6 +105,7 @@ class TestHistogramSource(testtools.TestCase):
         close(self, 4096.0 - 2100.0, summary['pdv_ns']['percentiles']['50'])
         # Every bucket is closed: every percentile is within one bucket.
         self.assertEqual({}, summary['percentiles_beyond_ns'])
+        self.assertIsNone(summary['beyond'])
 
     def test_an_open_ended_bucket_gives_only_bounds(self):
         # As PROX under QEMU TCG: most delays beyond its 128 buckets.
@@ -118,6 +119,9 @@ class TestHistogramSource(testtools.TestCase):
         beyond = summary['percentiles_beyond_ns']
         self.assertEqual({'50', '90', '99', '99.9', '99.99'}, set(beyond))
         self.assertEqual({127000.0}, set(beyond.values()))
+        # The plots draw these frames as a range, not at the maximum.
+        self.assertEqual({'lower_ns': 127000.0, 'count': 60},
+                         summary['beyond'])
         # Forty per cent fell in the closed bucket: not in the open one.
         record = trial.LatencyRecord(min_ns=500.0, avg_ns=1.8e6,
                                      max_ns=23.7e6, histogram=[

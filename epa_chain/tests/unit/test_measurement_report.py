@@ -96,6 +96,24 @@ class TestThroughputTable(testtools.TestCase):
     def test_unidirectional(self):
         self.check(measure(directions=('forward',)), 1)
 
+    def test_a_search_ending_below_line_rate_prints_a_bound(self):
+        # The campaign's ceiling (1e6 frames/s) is below the system's NDR
+        # (2.5e6) and the line rate: the goals hold there, so the
+        # throughput is "at least" the ceiling, nothing more.
+        document = measure(max_load_fps=1e6)
+        text = report.render_tables(document)
+        _, rows = table_rows(text, 'throughput with 0 frame loss (NDR)')
+        self.assertEqual('>= 2,000,000', rows[0][2])
+        self.assertTrue(rows[0][1].startswith('>= '), rows[0])
+        self.assertTrue(rows[0][3].startswith('>= '), rows[0])
+        self.assertIn('>= : the search reached its maximum load, below line '
+                      'rate, with the goal still met: the throughput is at '
+                      'least this (1,000,000 frames/s per direction)', text)
+        _, rows = table_rows(text, 'switching performance')
+        self.assertEqual('>= 2,000,000', rows[0][-2])
+        # Line rate is the link's figure, not a bound (1518 B above).
+        self.assertNotIn('>= ', report.render_tables(measure()))
+
     def test_pdr_table_and_trials(self):
         document = measure()
         text = report.render_tables(document)
@@ -187,6 +205,31 @@ class TestOtherTables(testtools.TestCase):
 
 
 class TestPlots(testtools.TestCase):
+
+    def test_an_open_ended_bucket_is_drawn_as_its_range(self):
+        pyplot = plots._pyplot()
+        record = trial.LatencyRecord(
+            min_ns=95000.0, avg_ns=1.8e6, max_ns=23.7e6,
+            histogram=[(0.0, 100000.0, 820), (12.8e6, math.inf, 180)])
+        summary = latency.summarize([record])
+        figure, (histogram_axis, cdf_axis) = pyplot.subplots(1, 2)
+        self.addCleanup(pyplot.close, figure)
+        plots._draw_direction(histogram_axis, cdf_axis, 'forward', summary)
+        # One bar over 12.8..23.7 ms holding the 180 frames, not a bar of
+        # them at the maximum.
+        (bar,) = [p for p in histogram_axis.patches if p.get_hatch()]
+        self.assertAlmostEqual(12800.0, bar.get_x())
+        self.assertAlmostEqual(23700.0 - 12800.0, bar.get_width())
+        self.assertEqual(180, bar.get_height())
+        self.assertLessEqual(max(p.get_x() + p.get_width() for p in
+                                 histogram_axis.patches if not
+                                 p.get_hatch()), 12800.0)
+        # The CDF line ends where knowledge ends (82 %); the rest is a
+        # shaded region up to 1 over the bucket's range.
+        (line,) = cdf_axis.get_lines()
+        self.assertLessEqual(max(line.get_xdata()), 12800.0)
+        self.assertAlmostEqual(0.82, max(line.get_ydata()))
+        self.assertEqual(1, len(cdf_axis.collections))
 
     def test_pngs(self):
         out = tempfile.mkdtemp(prefix='epa-plots-')
