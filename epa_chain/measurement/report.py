@@ -383,3 +383,9 @@ def render_tables(document):
         blocks.append(_table(headers, rows, 'Table %d: %s' % (number, title),
                              footer))
     return '\n\n'.join(blocks) + '\n'
+
+
+def render_table(table):
+    """One (title, headers, rows, footer) table as text, e.g. verdicts."""
+    title, headers, rows, footer = table
+    return _table(headers, rows, title, footer)
