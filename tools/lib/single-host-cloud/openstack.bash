@@ -355,11 +355,15 @@ function configure_nova {
     iniset "$conf" DEFAULT compute_driver libvirt.LibvirtDriver
     iniset "$conf" DEFAULT reserved_host_memory_mb 512
     # Two CPUs building the four guests of the vE-CPE chain at once (image
-    # download and conversion, four QEMUs starting) kept nova-compute from
-    # the conductor's replies for over oslo.messaging's 60 s: a build that
-    # waited for one failed (MessagingTimeout in
-    # update_instance_cache_with_nw_info) and, with one host, Nova gave up.
+    # download and conversion, four QEMUs starting) stalled nova-compute
+    # for over oslo.messaging's 60 s: a build waiting for a conductor reply
+    # failed (MessagingTimeout in update_instance_cache_with_nw_info) and,
+    # with one host, Nova gave up.
     iniset "$conf" DEFAULT rpc_response_timeout 180
+    # The same stalls outlasted RabbitMQ's 60 s heartbeat: it closed
+    # nova-compute's connection ("missed heartbeats from client") and the
+    # replies on it were lost.
+    iniset "$conf" oslo_messaging_rabbit heartbeat_timeout_threshold 180
     iniset "$conf" DEFAULT osapi_compute_workers 1
     iniset "$conf" DEFAULT enabled_apis osapi_compute
     install -d -o nova -g nova "$CLOUD_STATE/nova-instances"
