@@ -35,6 +35,8 @@ from epa_chain.cloud import results
 from epa_chain.cloud import stack as stack_mod
 from epa_chain import generators
 from epa_chain.measurement import campaign
+from epa_chain.measurement import report
+from epa_chain.measurement import verdicts
 from epa_chain.prox import generator as prox_generator_mod
 
 LOG = logging.getLogger(__name__)
@@ -129,7 +131,7 @@ class ChainBenchmark:
                 'scenarios need the in-stack generator' % (endpoint,))
         run_dir = results.run_directory(self.options.results_dir,
                                         chain_length, direction)
-        written, failed, not_run = [], [], []
+        written, failed, not_run, missed = [], [], [], []
         options = self.options
         with self.generator_factory(endpoint) as generator:
             checked = hop_check.check(
@@ -158,6 +160,14 @@ class ChainBenchmark:
                     document = campaign.run(generator, plan,
                                             progress=LOG.info)
                     document['cloud'] = cloud
+                    kpis = options.kpi_file
+                    if kpis is not None:
+                        judged = verdicts.judge(document, kpis)
+                        document['kpi'] = verdicts.record(judged,
+                                                          kpis.source)
+                        if not verdicts.passed(judged):
+                            missed.append(verdicts.table(judged,
+                                                         kpis.source))
                     written.extend(results.write(run_dir, stem, document))
                     failed.extend(campaign.errors(document))
         LOG.info('Results in %s', run_dir)
@@ -176,6 +186,11 @@ class ChainBenchmark:
                     '%s: %s%s' % (label, cause, ' (%s)' % detail
                                   if detail else '')
                     for label, cause, detail in failed)))
+        if missed:
+            raise BenchmarkError('[epa_chain] kpi_file: a KPI not met, '
+                                 'results in %s:\n%s' % (run_dir, '\n'.join(
+                                     report.render_table(t)
+                                     for t in missed)))
         return written
 
     def check_plans(self, chain_length, direction):

@@ -48,6 +48,7 @@ from epa_chain.chain import node_config
 from epa_chain.cloud import hop_check
 from epa_chain.hot import shipped
 from epa_chain.measurement import campaign as campaign_mod
+from epa_chain.measurement import kpi
 from epa_chain.measurement import options as campaign_options
 from epa_chain.prox import generator as prox_generator
 
@@ -304,6 +305,13 @@ def run_opts():
                           'generator shares its CPUs (guests under '
                           'QEMU/TCG pace by a few percent off). The results '
                           'record the value used.'),
+        cfg.StrOpt('kpi_file', default='',
+                   help='A KPI file (YAML: throughput floors, latency and '
+                        'PDV ceilings, loss; doc/source/measurement.rst). '
+                        'Every case is judged against it, the verdicts go '
+                        'into its results (kpi) and tables, and a KPI not '
+                        'met fails the scenario with the verdict table. '
+                        'Empty: no verdicts.'),
     ]
 
 
@@ -353,6 +361,16 @@ def parse_segments(values):
             'segments', 'a physnet:vlan pair appears twice; every segment '
             'needs its own VLAN')
     return tuple(segments)
+
+
+def parse_kpi_file(value):
+    """kpi_file read once: its KPIs, or None when empty."""
+    if not value:
+        return None
+    try:
+        return kpi.load(value)
+    except ValueError as error:
+        raise OptionError('kpi_file', str(error)) from None
 
 
 def parse_cidr(value):
@@ -443,6 +461,8 @@ class ChainOptions:
     hop_check_max_loss_ratio: float = _default('hop_check_max_loss_ratio')
     hop_check_attempts: int = _default('hop_check_attempts')
     generator_rate_tolerance: float = _default('generator_rate_tolerance')
+    # kpi_file, parsed: the KPIs each case is judged against, or None.
+    kpi_file: typing.Optional[kpi.Kpis] = None
 
     @classmethod
     def from_conf(cls, group):
@@ -457,6 +477,7 @@ class ChainOptions:
                                    for word in read['directions'])
         read['management_allowed_cidr'] = parse_cidr(
             read['management_allowed_cidr'])
+        read['kpi_file'] = parse_kpi_file(read['kpi_file'])
         read['campaign'] = parse_campaign(
             {name: getattr(group, name)
              for name in campaign_options.conf_defaults()},

@@ -25,6 +25,7 @@ a chain of N VNFs switching N + 1 times per direction.
 
 from epa_chain.measurement import latency
 from epa_chain.measurement import readers
+from epa_chain.measurement import verdicts
 
 LATENCY_PERCENTILES = ('50', '99', '99.9')
 
@@ -379,6 +380,10 @@ def render_tables(document):
     if soak:
         tables.append(soak)
     tables.append(trials_table(document))
+    if document.get('kpi'):
+        # The verdicts the run was judged by ([epa_chain] kpi_file).
+        tables.append(verdicts.table(verdicts.from_record(document['kpi']),
+                                     document['kpi']['source']))
     for number, (title, headers, rows, footer) in enumerate(tables, 1):
         blocks.append(_table(headers, rows, 'Table %d: %s' % (number, title),
                              footer))

@@ -217,6 +217,17 @@ def _twin(document, case):
     return None
 
 
+def record(verdicts, source):
+    """The results document's `kpi` (schema results-1.json)."""
+    return {'source': source, 'passed': passed(verdicts),
+            'verdicts': [v.as_dict() for v in verdicts]}
+
+
+def from_record(recorded):
+    """The Verdicts a document's `kpi` holds."""
+    return [Verdict(**v) for v in recorded['verdicts']]
+
+
 def table(verdicts, source, baseline_path=None):
     """(title, headers, rows, footer) for report._table."""
     rows = [[v.kpi, v.case, v.measured, v.limit, v.verdict + (

@@ -22,6 +22,7 @@ tests: tempest_plugin/epa_chain_tempest_plugin/tests/unit.
 
 import collections
 import dataclasses
+import glob
 import importlib.util
 import json
 import os
@@ -1003,6 +1004,50 @@ class BenchmarkFlowTest(testtools.TestCase):
         self.run_cleanups()
         self.assertIn(('delete', 'stack-id-1'), self.heat.calls)
         self.assertEqual(('get', 'stack-id-1'), self.heat.calls[-1])
+
+    def _judged(self, floor):
+        """One run judged by an NDR floor: (its results, the error)."""
+        from epa_chain import generators
+        kpi_path = os.path.join(self.results_dir, 'kpi.yaml')
+        with open(kpi_path, 'w') as stream:
+            stream.write('throughput:\n  - {goal: NDR, frame_size: \'64\', '
+                         'min_fps: %r}\n' % floor)
+        self.options = self.reconf(kpi_file=kpi_path, frame_sizes=['64'],
+                                   flow_counts=[1])
+        self.generator = generators.create('model', ndr_fps=2.0e6)
+        error = None
+        try:
+            self.chain_benchmark().run('s', 1, BI)
+        except self.benchmark.BenchmarkError as exc:
+            error = str(exc)
+        (path,) = glob.glob(os.path.join(self.results_dir, '*', '*.json'))
+        document = measurement_results.load(path)
+        with open(path[:-5] + '.txt') as stream:
+            self.assertIn('KPI verdicts (', stream.read())
+        return document, error
+
+    def test_a_kpi_met_passes_and_is_recorded(self):
+        document, error = self._judged(1.0e6)
+        self.assertIsNone(error)
+        self.assertTrue(document['kpi']['passed'])
+        self.assertEqual(['met'], [v['verdict'] for v in
+                                   document['kpi']['verdicts']])
+
+    def test_a_kpi_missed_fails_the_scenario_with_the_table(self):
+        document, error = self._judged(3.0e6)
+        self.assertFalse(document['kpi']['passed'])
+        self.assertEqual(['MISSED'], [v['verdict'] for v in
+                                      document['kpi']['verdicts']])
+        self.assertIn('[epa_chain] kpi_file: a KPI not met', error)
+        self.assertIn('| NDR min_fps', error)
+        self.assertIn('0 of 1 KPI checks met; FAIL', error)
+
+    def test_an_unreadable_kpi_file_names_the_option(self):
+        error = self.assertRaises(
+            opts.OptionError, self.reconf,
+            kpi_file=os.path.join(self.results_dir, 'missing.yaml'))
+        self.assertIn('[epa_chain] kpi_file: ', str(error))
+        self.assertIn('missing.yaml', str(error))
 
     def test_the_search_ceiling_reaches_the_campaign_and_the_results(self):
         self.options = self.reconf(max_load_fps=500.0, frame_sizes=['64'],
