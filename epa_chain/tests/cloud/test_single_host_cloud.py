@@ -90,6 +90,12 @@ TEMPEST_SCENARIOS = {'test_chain_1vnf_unidirectional': (1, 'unidirectional'),
 TEMPEST_REGEX = r'epa_chain_tempest_plugin\.tests\.scenario\..*(%s)' % (
     '|'.join(sorted(TEMPEST_SCENARIOS)))
 TEMPEST_TEST_TIMEOUT = 2400
+# [epa_chain] kpi_file of the workspace: KPIs every scenario meets even
+# under TCG (a forwarding chain, delays under 10 s), so each result carries
+# met verdicts; the report then fails a floor no emulated chain reaches.
+KPIS_MET = ('throughput:\n  - {goal: NDR, min_fps: 10}\n'
+            'latency:\n  - {percentile: max, max_us: 10000000}\n')
+KPIS_MISSED = 'throughput:\n  - {goal: NDR, min_fps: 1e9}\n'
 # Where `up` keeps what `down` needs to give the host back.
 CLOUD_STATE = os.environ.get('EPA_CHAIN_CLOUD_STATE',
                              '/var/lib/epa-chain-cloud')
@@ -516,6 +522,19 @@ class SingleHostCloudTest(unittest.TestCase):
             checked['directions'], sort_keys=True)))
         self.assertTrue(os.path.isfile(os.path.join(
             run_dir, '64B-1flows-plots', 'throughput.png')))
+        # The workspace's KPIs, met and recorded; a floor no emulated
+        # chain reaches fails the report of the same results.
+        self.assertTrue(document['kpi']['passed'], document['kpi'])
+        self.assertEqual({'met'}, {v['verdict'] for v in
+                                   document['kpi']['verdicts']})
+        strict = os.path.join(os.path.dirname(workspace),
+                              'epa-chain-kpi-missed.yaml')
+        with open(strict, 'w') as stream:
+            stream.write(KPIS_MISSED)
+        judged = _run([sys.executable, '-m', 'epa_chain.cli', 'report',
+                       path, '--kpi', strict], check=False, timeout=300)
+        self.assertEqual(1, judged.returncode, judged.stdout[-3000:])
+        self.assertIn('MISSED', judged.stdout)
         with open(os.path.join(run_dir, 'tables.txt')) as stream:
             _log('%dvnf %s tables:\n%s' % (chain_length, direction,
                                            stream.read()))
@@ -533,10 +552,14 @@ class SingleHostCloudTest(unittest.TestCase):
         # The gate's campaign measures one VNF: the longer chains are
         # asked for here (devstack/settings' EPA_CHAIN_TEMPEST_*).
         lengths = sorted({length for length, _ in TEMPEST_SCENARIOS.values()})
+        kpi_file = os.path.join(base, 'epa-chain-kpi.yaml')
+        with open(kpi_file, 'w') as stream:
+            stream.write(KPIS_MET)
         env = dict(os.environ, HOME=home,
                    OS_TEST_TIMEOUT=str(TEMPEST_TEST_TIMEOUT),
                    EPA_CHAIN_TEMPEST_CHAIN_LENGTHS=','.join(
-                       str(length) for length in lengths))
+                       str(length) for length in lengths),
+                   EPA_CHAIN_TEMPEST_KPI_FILE=kpi_file)
         done = subprocess.run([TOOL, 'tempest', workspace], env=env,
                               stdout=subprocess.PIPE,
                               stderr=subprocess.STDOUT, text=True)
