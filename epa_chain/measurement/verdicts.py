@@ -116,7 +116,7 @@ def _throughput(document, case, label, floor):
 def _delays(case, label, ceiling, kind):
     kpi = '%s %s (us)' % (kind, ceiling.statistic if ceiling.statistic in (
         'avg', 'max') else 'P' + ceiling.statistic)
-    limit = '<= %s us' % format(ceiling.max_us, ',g')
+    limit = '<= %s us' % format(ceiling.max_us, ',.10g')
     test = case['latency']
     if case['error'] or not test:
         return [Verdict(kpi, label, 'n/a', limit, UNKNOWN,
@@ -129,8 +129,8 @@ def _delays(case, label, ceiling, kind):
             verdicts.append(Verdict(kpi, where, 'n/a', limit, UNKNOWN,
                                     missing))
             continue
-        shown = '%.1f' % (high / 1e3) if low is None else '%.1f..%.1f' % (
-            low / 1e3, high / 1e3)
+        shown = _us(high) if low is None else '%s..%s' % (
+            _us(low), _us(high))
         ceiling_ns = ceiling.max_us * 1e3
         if high <= ceiling_ns:
             verdicts.append(Verdict(kpi, where, shown, limit, MET))
@@ -142,6 +142,10 @@ def _delays(case, label, ceiling, kind):
         else:
             verdicts.append(Verdict(kpi, where, shown, limit, MISSED))
     return verdicts
+
+
+def _us(nanoseconds):
+    return format(nanoseconds / 1e3, ',.1f')
 
 
 def _delay_range(summary, statistic, kind):

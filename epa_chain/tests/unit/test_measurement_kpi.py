@@ -176,7 +176,7 @@ class TestVerdicts(KpiTest):
         by_row = {(v.kpi, v.case, v.limit): v.verdict for v in judged}
         self.assertEqual(verdicts.MET, by_row[(
             'latency P99 (us)', '64 B, 1 flow, forward',
-            '<= %s us' % format(p99_us + 1, ',g'))])
+            '<= %s us' % format(p99_us + 1, ',.10g'))])
         # Beyond 200 us for sure: over a 150 us ceiling.
         self.assertEqual(verdicts.MISSED, by_row[(
             'latency P99.9 (us)', '64 B, 1 flow, reverse', '<= 150 us')])
@@ -188,7 +188,7 @@ class TestVerdicts(KpiTest):
             'latency:\n  - {percentile: 99.9, max_us: 1000}\n'))
         (reverse,) = [v for v in ranged if v.case.endswith('reverse')]
         self.assertEqual(verdicts.UNKNOWN, reverse.verdict)
-        self.assertEqual('200.0..23700.0', reverse.measured)
+        self.assertEqual('200.0..23,700.0', reverse.measured)
 
     def test_a_percentile_the_results_lack_is_unknown(self):
         judged = verdicts.judge(measure(), self.kpis(
