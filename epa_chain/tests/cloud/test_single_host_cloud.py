@@ -95,10 +95,13 @@ TEMPEST_REGEX = r'epa_chain_tempest_plugin\.tests\.scenario\..*(%s)' % (
 TEMPEST_TEST_TIMEOUT = 2400
 # [epa_chain] kpi_file of the workspace: KPIs every scenario meets even
 # under TCG (a forwarding chain, delays under 10 s), so each result carries
-# met verdicts; the report then fails a floor no emulated chain reaches.
+# met verdicts; the report then fails a ceiling no emulated chain meets. A
+# maximum delay is known exactly: over 1 us it is MISSED, where a
+# throughput floor above the search's ceiling is only 'unknown' (CI saw
+# that: the 1-VNF unidirectional NDR is '>= 1,000').
 KPIS_MET = ('throughput:\n  - {goal: NDR, min_fps: 10}\n'
             'latency:\n  - {percentile: max, max_us: 10000000}\n')
-KPIS_MISSED = 'throughput:\n  - {goal: NDR, min_fps: 1e9}\n'
+KPIS_MISSED = 'latency:\n  - {percentile: max, max_us: 1}\n'
 # Where `up` keeps what `down` needs to give the host back.
 CLOUD_STATE = os.environ.get('EPA_CHAIN_CLOUD_STATE',
                              '/var/lib/epa-chain-cloud')
@@ -526,8 +529,8 @@ class SingleHostCloudTest(unittest.TestCase):
             checked['directions'], sort_keys=True)))
         self.assertTrue(os.path.isfile(os.path.join(
             run_dir, '64B-1flows-plots', 'throughput.png')))
-        # The workspace's KPIs, met and recorded; a floor no emulated
-        # chain reaches fails the report of the same results.
+        # The workspace's KPIs, met and recorded; a ceiling no emulated
+        # chain meets fails the report of the same results.
         self.assertTrue(document['kpi']['passed'], document['kpi'])
         self.assertEqual({'met'}, {v['verdict'] for v in
                                    document['kpi']['verdicts']})
