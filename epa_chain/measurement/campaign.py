@@ -139,9 +139,7 @@ class _Saver:
 
 
 def _case_label(frame_size, flows, directions):
-    return '%s B, %d flow%s, %s' % (
-        frame_size.label, flows, '' if flows == 1 else 's',
-        '+'.join(directions))
+    return readers.case_label(frame_size.label, flows, directions)
 
 
 def _reference_goal(outcome):

@@ -60,6 +60,28 @@ def goal_names(document):
     return names
 
 
+def case_label(frame_label, flows, directions):
+    """'64 B, 1 flow, forward+reverse': how progress and verdicts name a case.
+
+    `directions`: the case's directions, or the one a figure is of.
+    """
+    return '%s B, %d flow%s, %s' % (frame_label, flows,
+                                    '' if flows == 1 else 's',
+                                    '+'.join(directions))
+
+
+def count(value):
+    """A count or rate as the tables print it: 1,234,567."""
+    return format(int(round(value)), ',')
+
+
+def microseconds(nanoseconds):
+    """A delay in nanoseconds as the tables print it: 1,234.5 (us)."""
+    if nanoseconds is None:
+        return 'n/a'
+    return format(nanoseconds / 1000.0, ',.1f')
+
+
 def is_lower_bound(case, goal):
     """True when a goal's throughput is only "at least".
 

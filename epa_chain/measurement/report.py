@@ -53,14 +53,8 @@ def _table(headers, rows, title=None, footer=None):
     return '\n'.join(lines)
 
 
-def _count(value):
-    return format(int(round(value)), ',')
-
-
-def _us(nanoseconds):
-    if nanoseconds is None:
-        return 'n/a'
-    return format(nanoseconds / 1000.0, ',.1f')
+_count = readers.count
+_us = readers.microseconds
 
 
 def _percent(ratio):

@@ -68,15 +68,14 @@ def passed(verdicts):
 
 
 def _case_label(case, direction=None):
-    """'64 B, 1 flow, forward+reverse', or one direction of the case."""
-    return '%s B, %d flow%s, %s' % (
-        readers.frame_size_of(case).label, case['flows'],
-        '' if case['flows'] == 1 else 's',
-        direction or '+'.join(case['directions']))
+    """The case as progress names it, or one direction of it."""
+    return readers.case_label(readers.frame_size_of(case).label,
+                              case['flows'],
+                              [direction] if direction else case['directions'])
 
 
-def _count(value):
-    return format(value, ',.0f')
+_count = readers.count
+_us = readers.microseconds
 
 
 def _throughput(document, case, label, floor):
@@ -142,10 +141,6 @@ def _delays(case, label, ceiling, kind):
         else:
             verdicts.append(Verdict(kpi, where, shown, limit, MISSED))
     return verdicts
-
-
-def _us(nanoseconds):
-    return format(nanoseconds / 1e3, ',.1f')
 
 
 def _delay_range(summary, statistic, kind):
