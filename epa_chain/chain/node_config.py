@@ -27,7 +27,12 @@ Schema version 1::
     latency_bucket_shift: int|null  (generator only: PROX's histogram
                                      buckets are 2**N TSC cycles; null or
                                      absent: the generator's default)
-    ports: {left: {mac, network, vlan}, right: {...}}
+    ports: {left: {mac, network, vlan, tagged}, right: {...}}
+                                    (tagged, generator only: the port is
+                                     a trunk port and its frames carry
+                                     `vlan` as an 802.1Q tag, as an
+                                     external tester's on a provider
+                                     bridge; both ports or neither)
     flows: [{direction: forward|reverse, rx_port: left|right,
              tx_port: left|right, next_hop_mac: MAC}, ...]
 """
@@ -65,6 +70,8 @@ class DataPort:
     mac: str
     network: typing.Optional[str]
     vlan: typing.Optional[int]
+    #: frames on this port carry `vlan` as an 802.1Q tag (a trunk port)
+    tagged: bool = False
 
 
 @dataclasses.dataclass(frozen=True)
@@ -153,6 +160,10 @@ def from_dict(data):
         raise NodeConfigError('forwarding_cores',
                               'must be a whole number >= 1, not %r' % cores)
     ports = _ports(data.get('ports'))
+    if role != 'generator' and any(p.tagged for p in ports.values()):
+        raise NodeConfigError('ports', 'tagged is for the generator role '
+                              'only: a VNF\'s port gets its frames '
+                              'untagged from Neutron')
     flows = _flows(data.get('flows'), ports)
     control_port = data.get('control_port')
     if role == 'generator' and not (
@@ -193,10 +204,25 @@ def _ports(data):
         if not isinstance(mac, str) or not MAC_RE.match(mac):
             raise NodeConfigError('ports.%s.mac' % name,
                                   'not a lower-case MAC address: %r' % mac)
-        ports[name] = DataPort(name, mac, port.get('network'),
-                               port.get('vlan'))
+        tagged = port.get('tagged', False)
+        vlan = port.get('vlan')
+        if not isinstance(tagged, bool):
+            raise NodeConfigError('ports.%s.tagged' % name,
+                                  'must be true or false, not %r' % tagged)
+        if tagged and not (isinstance(vlan, int) and
+                           not isinstance(vlan, bool) and
+                           1 <= vlan <= 4094):
+            raise NodeConfigError('ports.%s.vlan' % name,
+                                  'a tagged port needs its VLAN ID, 1..4094, '
+                                  'not %r' % (vlan,))
+        ports[name] = DataPort(name, mac, port.get('network'), vlan, tagged)
     if ports['left'].mac == ports['right'].mac:
         raise NodeConfigError('ports', 'left and right have the same MAC')
+    if ports['left'].tagged != ports['right'].tagged:
+        # PROX's marks sit at one offset in every frame of the generator.
+        raise NodeConfigError('ports', 'tag both ports or neither: the '
+                              'latency marks sit at one offset in both '
+                              'directions')
     return ports
 
 

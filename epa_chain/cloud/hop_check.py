@@ -139,12 +139,20 @@ def describe_path(hops):
         hop.get('network'), hop.get('vlan')) for hop in hops or [])
 
 
+def frame_for(generator):
+    """The smallest frame `generator` sends: 64 bytes, 68 tagged."""
+    smallest = getattr(generator, 'smallest_frame_bytes', FRAME.size)
+    return FRAME if smallest <= FRAME.size else trial.FrameSize(
+        size=smallest)
+
+
 def record(checks, load_fraction=LOAD_FRACTION,
            max_loss_ratio=MAX_LOSS_RATIO, attempts=ATTEMPTS):
     """The hop check as the results document's cloud.hop_check."""
     load_fps = checks[0].result.spec.load_fps if checks else None
+    frame = (checks[0].result.spec.profile.frame_size if checks else FRAME)
     return {
-        'frame_size': FRAME.size,
+        'frame_size': frame.size,
         'duration_s': DURATION_S,
         'load_fraction': load_fraction,
         'load_fps': load_fps,
@@ -208,12 +216,13 @@ def check(generator, directions, outputs=None,
     """
     check_settings(load_fraction, max_loss_ratio, attempts)
     outputs = outputs or {}
-    load_fps = FRAME.line_rate_fps(generator.link_bps) * load_fraction
+    frame = frame_for(generator)
+    load_fps = frame.line_rate_fps(generator.link_bps) * load_fraction
     checks = []
     for direction in directions:
         path = describe_path(outputs.get(CHAIN_OUTPUTS[direction]))
         spec = trial.TrialSpec(
-            profile=trial.TrafficProfile(frame_size=FRAME, flows=1,
+            profile=trial.TrafficProfile(frame_size=frame, flows=1,
                                          directions=(direction,)),
             load_fps=load_fps, duration_s=DURATION_S)
         failed = []

@@ -25,11 +25,23 @@ is never read as one.
 
 import dataclasses
 import json
+import re
 import subprocess
 
 from epa_chain.cloud import readiness
 
 SERVER_TYPE = 'OS::Nova::Server'
+# Heat's stack names (heat.engine.stack), or a stack ID.
+STACK_NAME = re.compile(r'[A-Za-z][A-Za-z0-9_.-]{0,254}')
+STACK_ID = re.compile(r'[0-9a-fA-F]{8}(-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}')
+
+
+def check_stack_reference(text):
+    """ValueError unless `text` is a Heat stack name or ID."""
+    if not (STACK_NAME.fullmatch(text) or STACK_ID.fullmatch(text)):
+        raise ValueError(
+            'stack %r: not a Heat stack name (a letter, then up to 254 '
+            'letters, digits, "_", "-" or ".") nor a stack ID' % text)
 
 
 @dataclasses.dataclass(frozen=True)

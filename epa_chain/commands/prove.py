@@ -32,12 +32,18 @@ usage.
   openstack stack create -t templates/chain.yaml \\
       -e templates/presets/pvp-bidir.yaml pvp
   epa-chain prove --os-cloud mycloud pvp --json proof.json
+
+A chain with an external tester (endpoints=external, e.g. the vecpe
+presets as shipped) is driven through that tester's PROX control address:
+
+  epa-chain tester up --os-cloud mycloud vecpe ...   (prints it)
+  epa-chain prove --os-cloud mycloud vecpe \\
+      --generator-endpoint 127.0.0.1:8474
 """
 
 import importlib.util
 import json
 import math
-import re
 import sys
 import time
 
@@ -49,14 +55,12 @@ from epa_chain.cloud import openstack_cli
 from epa_chain.cloud import ovs_hops
 from epa_chain.cloud import placement
 from epa_chain.cloud import readiness
+from epa_chain.commands import _arguments
 from epa_chain.measurement import trial
 from epa_chain import outputs
 from epa_chain.validation import findings
 
 PROOF_SCHEMA = 'epa-chain/proof/1'
-# Heat's stack names (heat.engine.stack), or a stack ID.
-STACK_NAME = re.compile(r'[A-Za-z][A-Za-z0-9_.-]{0,254}')
-STACK_ID = re.compile(r'[0-9a-fA-F]{8}(-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}')
 MAX_READY_TIMEOUT_S = 86400.0
 # The hop check's settings, as this command's options name them.
 SETTING_FLAGS = {'load_fraction': '--load-fraction',
@@ -90,6 +94,10 @@ def add_arguments(parser):
                              'drop frames for a moment (default: '
                              '%%(default)s; the JSON keeps every failed '
                              'one)' % hop_check.SETTLE_S)
+    parser.add_argument('--generator-endpoint', metavar='HOST:PORT',
+                        help='PROX control address of the external tester '
+                             'of a stack with endpoints=external (e.g. the '
+                             'one `epa-chain tester up` started)')
     parser.add_argument('--no-ovs', action='store_true',
                         help='skip the per-hop Open vSwitch counters (when '
                              'not on the compute host)')
@@ -112,11 +120,7 @@ def check_arguments(args):
     ValueError naming the option; the stack name never becomes an option
     of the client.
     """
-    if not (STACK_NAME.fullmatch(args.stack) or
-            STACK_ID.fullmatch(args.stack)):
-        raise ValueError(
-            'stack %r: not a Heat stack name (a letter, then up to 254 '
-            'letters, digits, "_", "-" or ".") nor a stack ID' % args.stack)
+    openstack_cli.check_stack_reference(args.stack)
     if args.os_cloud is not None and (
             not args.os_cloud.strip() or args.os_cloud.startswith('-') or
             not args.os_cloud.isprintable()):
@@ -133,8 +137,33 @@ def check_arguments(args):
     except hop_check.SettingError as error:
         raise ValueError('%s %r: %s' % (SETTING_FLAGS[error.setting],
                                         error.value, error.fix)) from None
+    if args.generator_endpoint is not None:
+        _arguments.parse_endpoint(args.generator_endpoint,
+                                  '--generator-endpoint')
     if args.json is not None:
         outputs.check_file(args.json, '--json', allow_stdout=True)
+
+
+def _generator_endpoint(stack_outputs, args):
+    """{host, port} of the generator: in the stack, or the tester's."""
+    endpoint = stack_outputs.get('generator_control_endpoint')
+    in_stack = bool(endpoint and endpoint.get('host'))
+    if in_stack and args.generator_endpoint:
+        raise benchmark.BenchmarkError(
+            'stack %s has its own generator (%s:%s): --generator-endpoint '
+            'is for a stack with endpoints=external' % (
+                args.stack, endpoint['host'], endpoint['port']))
+    if in_stack:
+        return endpoint
+    if not args.generator_endpoint:
+        raise benchmark.BenchmarkError(
+            'stack %s has no generator_control_endpoint (endpoints='
+            'external): give the external tester\'s PROX control address '
+            'with --generator-endpoint HOST:PORT (`epa-chain tester up` '
+            'prints it)' % args.stack)
+    host, port = _arguments.parse_endpoint(args.generator_endpoint,
+                                           '--generator-endpoint')
+    return {'host': host, 'port': port}
 
 
 def _check_created(cli, stack, shown, proof):
@@ -268,11 +297,7 @@ def run(args):
                 args.stack, stack.status, stack.reason,
                 ' (%s)' % hint if hint else ''))
         stack_outputs = stack.outputs
-        endpoint = stack_outputs.get('generator_control_endpoint')
-        if not endpoint or not endpoint.get('host'):
-            raise benchmark.BenchmarkError(
-                'stack %s has no generator_control_endpoint: prove needs '
-                'the in-stack generator (endpoints=generator)' % args.stack)
+        endpoint = _generator_endpoint(stack_outputs, args)
         checked = _check_created(cli, args.stack, stack, proof)
         shown = cli.stack_servers(args.stack)
         nodes = _expected_nodes(shown, args.stack, stack_outputs,

@@ -51,6 +51,14 @@ PROX's timestamp at byte 42, accuracy at 46, packet id at 50 and a
 signature at 56, the positions of the recorded capture and of samplevnf's
 rapid. That needs 60 bytes, the 64-byte minimum frame without its FCS.
 
+A generator whose ports are tagged (node config `tagged`: an external
+tester on a provider bridge's trunk port, where seed 000's Ixia was)
+sends every frame with its port's VLAN as an 802.1Q tag and expects it
+back tagged: the headers and marks move 4 bytes on, so its smallest frame
+is 68 bytes (seed 000's Ixia: 70 for VLAN traffic, its signature being 6
+bytes). The layout records the tag (`tag_bytes`), so that the controller
+moves its flow fields and refuses smaller frames.
+
 The layout also travels inside the configuration, as the PROX variable
 `$epa_chain_layout`: the controller asks PROX for it (`echo
 $epa_chain_layout`) and so knows the cores, tasks and histogram bucket
@@ -89,6 +97,8 @@ LAT_POS, ACCURACY_POS, PACKET_ID_POS, SIGNATURE_POS = 42, 46, 50, 56
 # are never timed.
 ACCURACY_WINDOW_FRAMES = 8192
 TEMPLATE_SIZE = 60
+VLAN_TAG_BYTES = 4          # TPID 0x8100 and the tag control information
+FCS_BYTES = 4
 ADDRESSES = {'forward': ('198.18.0.1', '198.19.0.1'),
              'reverse': ('198.19.0.1', '198.18.0.1')}
 LAYOUT_VARIABLE = '$epa_chain_layout'
@@ -147,8 +157,13 @@ class GeneratorLayout:
         prox_client.PROX_BUILTIN_LATENCY_BUCKET_SHIFT)
     accuracy_limit_ns: int = DEFAULT_ACCURACY_LIMIT_NS
     max_frame_bytes: int = DEFAULT_MTU + ETHERNET_OVERHEAD
+    #: 802.1Q bytes before the EtherType of every frame (0 or 4)
+    tag_bytes: int = 0
 
     def __post_init__(self):
+        if self.tag_bytes not in (0, VLAN_TAG_BYTES):
+            raise ValueError('tag_bytes must be 0 or %d, not %r'
+                             % (VLAN_TAG_BYTES, self.tag_bytes))
         names = [d.direction for d in self.directions]
         if not names or len(set(names)) != len(names) or (
                 set(names) - set(chain_directions.DIRECTIONS)):
@@ -157,6 +172,11 @@ class GeneratorLayout:
         gens = [d.gen for d in self.directions]
         if len(set(gens)) != len(gens):
             raise ValueError('two directions share a gen task')
+
+    @property
+    def smallest_frame_bytes(self):
+        """The smallest frame that holds the headers and PROX's marks."""
+        return TEMPLATE_SIZE + self.tag_bytes + FCS_BYTES
 
     @property
     def direction_names(self):
@@ -177,11 +197,13 @@ class GeneratorLayout:
 
         'epa-chain-layout-1,m0,b12,a1000000,x1518,forward:1.0:3.0:0:1:0,...'
         with direction:gen core.task:lat core.task:tx port:rx port:
-        latency index.
+        latency index; a tagged generator adds v4 after x.
         """
         parts = [LAYOUT_FORMAT, 'm%d' % self.master_core,
                  'b%d' % self.latency_bucket_shift,
                  'a%d' % self.accuracy_limit_ns, 'x%d' % self.max_frame_bytes]
+        if self.tag_bytes:
+            parts.append('v%d' % self.tag_bytes)
         for d in self.directions:
             parts.append('%s:%d.%d:%d.%d:%d:%d:%d' % (
                 d.direction, d.gen.core, d.gen.task, d.lat.core, d.lat.task,
@@ -195,9 +217,10 @@ class GeneratorLayout:
         if parts[0] != LAYOUT_FORMAT:
             raise ValueError('not an %s layout: %r' % (LAYOUT_FORMAT, text))
         try:
-            values = {p[0]: int(p[1:]) for p in parts[1:5]}
+            keyed = [p for p in parts[1:] if ':' not in p]
+            values = {p[0]: int(p[1:]) for p in keyed}
             directions = []
-            for part in parts[5:]:
+            for part in parts[1 + len(keyed):]:
                 name, gen, lat, tx, rx, index = part.split(':')
                 directions.append(DirectionLayout(
                     direction=name, gen=TaskRef(*map(int, gen.split('.'))),
@@ -206,7 +229,8 @@ class GeneratorLayout:
             return cls(directions=tuple(directions), master_core=values['m'],
                        latency_bucket_shift=values['b'],
                        accuracy_limit_ns=values['a'],
-                       max_frame_bytes=values['x'])
+                       max_frame_bytes=values['x'],
+                       tag_bytes=values.get('v', 0))
         except (KeyError, TypeError, ValueError) as exc:
             raise ValueError('bad %s layout %r: %s'
                              % (LAYOUT_FORMAT, text, exc))
@@ -232,7 +256,8 @@ class GeneratorLayout:
                                     DEFAULT_ACCURACY_LIMIT_NS)),
                        max_frame_bytes=int(
                            data.get('max_frame_bytes',
-                                    DEFAULT_MTU + ETHERNET_OVERHEAD)))
+                                    DEFAULT_MTU + ETHERNET_OVERHEAD)),
+                       tag_bytes=int(data.get('tag_bytes', 0)))
         except (KeyError, TypeError, ValueError) as exc:
             raise ValueError('not a generator layout (%s): %r'
                              % (exc, data))
@@ -416,14 +441,19 @@ def layout_for(config, port_devargs, cores, shared_lat_core=False,
         right_port=port_ids['right'], shared_lat_core=shared_lat_core,
         compact=compact, latency_bucket_shift=(
             prox_client.PROX_BUILTIN_LATENCY_BUCKET_SHIFT if shift is None
-            else shift), **options)
+            else shift), tag_bytes=tag_bytes(config), **options)
+
+
+def tag_bytes(config):
+    """802.1Q bytes in the frames of the generator `config` (0 or 4)."""
+    return VLAN_TAG_BYTES if config.ports['left'].tagged else 0
 
 
 def render(config, port_devargs, cores, latency_bucket_shift=None,
            accuracy_limit_ns=DEFAULT_ACCURACY_LIMIT_NS, mtu=None,
            file_prefix='epa-chain-gen', mempool_size='16K',
            shared_lat_core=False, huge_pages=True, memory_mb=None,
-           compact=False):
+           compact=False, eal_extra=()):
     """A complete PROX .cfg for the generator role of `config`.
 
     latency_bucket_shift: histogram buckets are 2**shift TSC cycles wide
@@ -439,14 +469,18 @@ def render(config, port_devargs, cores, latency_bucket_shift=None,
     epa_chain.prox.build). huge_pages=False: DPDK's --no-huge, for test
     beds without huge pages (af_packet ports), with memory_mb (default
     256) of ordinary memory; memory_mb alone caps the huge page memory
-    (EAL -m).
+    (EAL -m). eal_extra: EAL words after the devices (virtio-user ports
+    need --in-memory --single-file-segments).
     """
     _check_node(config)
     _check_flags(huge_pages=huge_pages, shared_lat_core=shared_lat_core,
                  compact=compact)
     _check_sizes(latency_bucket_shift, accuracy_limit_ns, mtu, memory_mb)
-    _check_words(file_prefix=file_prefix, mempool_size=mempool_size)
+    _check_words(file_prefix=file_prefix, mempool_size=mempool_size,
+                 **{'eal_extra[%d]' % i: word
+                    for i, word in enumerate(eal_extra)})
     port_ids, eal, has_pci = dpdk_port_ids(port_devargs)
+    eal = list(eal) + list(eal_extra)
     shift = _bucket_line_shift(config, latency_bucket_shift)
     layout = layout_for(
         config, port_devargs, cores, shared_lat_core=shared_lat_core,
@@ -553,11 +587,13 @@ def _port_sections(port_ids, vdevs, mtu):
     return out
 
 
-def _marks():
-    return ['lat pos=%d' % LAT_POS, 'accuracy pos=%d' % ACCURACY_POS,
-            'packet id pos=%d' % PACKET_ID_POS,
+def _marks(shift=0):
+    """PROX's mark positions, `shift` bytes on (an 802.1Q tag)."""
+    return ['lat pos=%d' % (LAT_POS + shift),
+            'accuracy pos=%d' % (ACCURACY_POS + shift),
+            'packet id pos=%d' % (PACKET_ID_POS + shift),
             'signature=0x%08x' % SIGNATURE,
-            'signature pos=%d' % SIGNATURE_POS]
+            'signature pos=%d' % (SIGNATURE_POS + shift)]
 
 
 def _core_sections(config, layout, cores, lat_lines):
@@ -567,8 +603,10 @@ def _core_sections(config, layout, cores, lat_lines):
     tasks' settings (accuracy limit, bucket size).
     """
     sections = {}
+    shift = layout.tag_bytes
     for direction in layout.directions:
         flow = config.flow(direction.direction)
+        port = config.ports[flow.tx_port]
         # name= after task= names the task, as in the recorded capture.
         sections.setdefault(direction.gen.core, []).append(
             (direction.gen.task, [
@@ -579,9 +617,10 @@ def _core_sections(config, layout, cores, lat_lines):
                 '; 10 Mbit/s until the controller sets a speed',
                 'bps=1250000',
                 'pkt inline=%s' % _template(
-                    flow.next_hop_mac, config.ports[flow.tx_port].mac,
-                    *ADDRESSES[direction.direction]),
-                'pkt size=%d' % TEMPLATE_SIZE] + _marks()))
+                    flow.next_hop_mac, port.mac,
+                    *ADDRESSES[direction.direction],
+                    vlan=port.vlan if port.tagged else None),
+                'pkt size=%d' % (TEMPLATE_SIZE + shift)] + _marks(shift)))
     # Every node has a forward flow; the reverse receiver follows it.
     lat = layout.direction('forward').lat
     receivers = (('forward', 'right'), ('reverse', 'left'))
@@ -589,7 +628,7 @@ def _core_sections(config, layout, cores, lat_lines):
         task = lat.task + offset
         sections.setdefault(lat.core, []).append((task, [
             'task=%d' % task, 'name=lat-%s' % direction, 'mode=lat',
-            'rx port=%s' % port] + lat_lines + _marks()))
+            'rx port=%s' % port] + lat_lines + _marks(shift)))
     out = []
     for core in sorted(sections, key=list(cores).index):
         out += ['', '[core %d]' % core]
@@ -643,21 +682,24 @@ def _check_cores(cores, needed, shared_lat_core=False, compact=False):
     return cores
 
 
-def frame_template(dst_mac, src_mac, src_ip, dst_ip):
+def frame_template(dst_mac, src_mac, src_ip, dst_ip, vlan=None):
     """The gen task's `pkt inline` bytes (see _template)."""
-    return _template(dst_mac, src_mac, src_ip, dst_ip)
+    return _template(dst_mac, src_mac, src_ip, dst_ip, vlan=vlan)
 
 
-def _template(dst_mac, src_mac, src_ip, dst_ip):
+def _template(dst_mac, src_mac, src_ip, dst_ip, vlan=None):
     """Ethernet, IPv4 and UDP headers of a 60-byte PROX frame.
 
-    PROX fills the checksums and zero-pads to `pkt size`.
+    With `vlan`, an 802.1Q tag (priority 0) after the source MAC: 64
+    bytes. PROX fills the checksums and zero-pads to `pkt size`.
     """
     ip_length = TEMPLATE_SIZE - 14
     udp_length = ip_length - 20
     data = []
     data += [int(b, 16) for b in dst_mac.split(':')]
     data += [int(b, 16) for b in src_mac.split(':')]
+    if vlan is not None:
+        data += [0x81, 0x00, (vlan >> 8) & 0x0f, vlan & 0xff]
     data += [0x08, 0x00]
     data += [0x45, 0x00, ip_length >> 8, ip_length & 0xff, 0x00, 0x01,
              0x00, 0x00, 64, 17, 0x00, 0x00]

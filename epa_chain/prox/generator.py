@@ -187,6 +187,12 @@ class ProxGenerator(trial.Generator):
     def link_bps(self):
         return self._link_bps
 
+    @property
+    def smallest_frame_bytes(self):
+        """The smallest frame this PROX sends (68 on tagged ports)."""
+        self.connect()
+        return self.layout.smallest_frame_bytes
+
     def describe(self):
         """What PROX runs, for result files.
 
@@ -315,6 +321,16 @@ class ProxGenerator(trial.Generator):
             raise trial.GeneratorError(UNSUPPORTED_TRIAL, str(exc))
         frame = spec.profile.frame_size
         largest = max(size for size, _weight in frame.mix)
+        smallest = min(size for size, _weight in frame.mix)
+        if smallest < layout.smallest_frame_bytes:
+            raise trial.GeneratorError(
+                UNSUPPORTED_TRIAL, '%d-byte frames cannot hold this '
+                'generator\'s headers%s and marks: its smallest frame is %d '
+                'bytes; choose frame sizes from %d' % (
+                    smallest, ' (with the 802.1Q tag of its trunk ports)'
+                    if layout.tag_bytes else '',
+                    layout.smallest_frame_bytes,
+                    layout.smallest_frame_bytes))
         if largest > layout.max_frame_bytes:
             raise trial.GeneratorError(
                 UNSUPPORTED_TRIAL, '%d-byte frames exceed the generator '
@@ -363,7 +379,7 @@ class ProxGenerator(trial.Generator):
             c.speed(d.layout.gen.core, d.layout.gen.task, 0)
         traffic.apply_flows(
             c, [(d.layout.gen.core, d.layout.gen.task) for d in directions],
-            plan)
+            plan, shift=self.layout.tag_bytes)
         c.reset_stats()
         if spec.measure_latency:
             for d in directions:

@@ -109,19 +109,20 @@ def _random_field(base, random_bits, width=16):
     return fixed[:width - random_bits] + 'X' * random_bits
 
 
-def apply_flows(client, gen_tasks, plan):
+def apply_flows(client, gen_tasks, plan, shift=0):
     """Give every (core, task) in `gen_tasks` the flows of `plan`.
 
     PROX only resets randoms and ranges on all gen tasks at once, so all
-    gen tasks are set together.
+    gen tasks are set together. `shift`: bytes before the IPv4 header
+    beyond Ethernet's 14 (4 in 802.1Q-tagged frames).
     """
     client.reset_randoms_all()
     client.reset_ranges_all()
     for core, task in gen_tasks:
         for offset, bits in plan.randoms:
-            client.set_random(core, task, offset, bits)
+            client.set_random(core, task, offset + shift, bits)
         for offset, first, last in plan.ranges:
-            client.set_range(core, task, offset, first, last)
+            client.set_range(core, task, offset + shift, first, last)
 
 
 def imix_sequence(mix, limit=128):

@@ -34,6 +34,7 @@ from epa_chain.vnf_runtime import hugepages
 from epa_chain.vnf_runtime import prox_l2fwd
 from epa_chain.vnf_runtime import supervisor
 from epa_chain.vnf_runtime import testpmd
+from epa_chain.vnf_runtime import virtio_user
 
 RUN_DIR = '/run/epa-chain'
 BINARIES = {
@@ -92,14 +93,29 @@ def plan(node, ports, cores, binary, run_dir=RUN_DIR):
         hugepages_mb=hugepages.VNF_MB)
 
 
-def _generator(node, ports, cores, binary, run_dir):
-    if any(port.virtio_user for port in ports.values()):
+def _generator_devargs(ports):
+    """({port: PCI address or vdev}, extra EAL words) of the data ports.
+
+    virtio-user ports (a generator on a host: the external tester,
+    epa_chain.cloud.tester) are vdevs on their vhost-user sockets, with
+    the EAL memory options vhost-user needs; all or none.
+    """
+    virtio = [port.virtio_user for port in ports.values()]
+    if not any(virtio):
+        return {name: port.pci for name, port in ports.items()}, ()
+    if not all(virtio):
         raise errors.SystemSetupError(
-            '--virtio-user: the generator drives PCI data ports only '
-            '(epa_chain.prox.gen_config names them by PCI address): run it '
-            'in a guest, or use the host\'s own traffic generator')
+            '--virtio-user: give both of the generator\'s data ports, or '
+            'neither')
+    devargs = {name: virtio_user.vdev_arg(port.dpdk_port, port)[
+        len('--vdev='):] for name, port in ports.items()}
+    return devargs, tuple(a for a in virtio_user.EAL_ARGS
+                          if a != '--no-pci')
+
+
+def _generator(node, ports, cores, binary, run_dir):
     path = os.path.join(run_dir, 'prox.cfg')
-    devargs = {name: port.pci for name, port in ports.items()}
+    devargs, eal_extra = _generator_devargs(ports)
     try:
         # The best layout the guest's CPUs allow (Nova may give fewer
         # vCPUs than the standard layout wants, e.g. on a small host).
@@ -107,7 +123,8 @@ def _generator(node, ports, cores, binary, run_dir):
         options = gen_config.layout_options(name)
         # The histogram's bucket width is the node config's (the stack's
         # choice: guests under QEMU TCG see milliseconds), if it has one.
-        text = gen_config.render(node, devargs, list(cores.all), **options)
+        text = gen_config.render(node, devargs, list(cores.all),
+                                 eal_extra=eal_extra, **options)
         note = gen_config.describe_layout(name, gen_config.layout_for(
             node, devargs, list(cores.all), **options))
     except ValueError as exc:   # gen_config.GenConfigError
