@@ -320,6 +320,8 @@ function cloud_down {
         return 0
     fi
     state_load_plugin
+    # The tester's ports and its PROX, while Open vSwitch still runs.
+    tester_down
     _destroy_guests
     # The OpenStack services first: a running service holds database
     # sessions (and metadata locks) that a DROP DATABASE would wait for.
