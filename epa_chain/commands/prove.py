@@ -273,6 +273,7 @@ def _prove_direction(generator, direction, outputs, args, proof):
                                  max_loss_ratio=args.max_loss_ratio,
                                  attempts=args.attempts, **watch)
     entry = dict(checked.as_dict(),
+                 frame_size=checked.result.spec.profile.frame_size.size,
                  load_fps=checked.result.spec.load_fps,
                  duration_s=checked.result.spec.duration_s,
                  hops=hop_check.describe_path(hops))

@@ -119,7 +119,9 @@ def run(args):
         return 2
     try:
         stack = cli.stack(args.stack)
-        if stack.status != 'CREATE_COMPLETE':
+        # Created, or updated since (a parameter such as the histogram's
+        # bucket width): its outputs are the chain's.
+        if stack.status not in ('CREATE_COMPLETE', 'UPDATE_COMPLETE'):
             raise tester.TesterError('stack %s is %s' % (args.stack,
                                                          stack.status))
         plan = tester.plan(stack.name or args.stack, stack.outputs,

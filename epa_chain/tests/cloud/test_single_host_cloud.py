@@ -14,14 +14,18 @@
 
 tools/single-host-cloud up (the distribution's OpenStack packages, OVS-DPDK
 set up by the devstack plugin's code), the VNF image built by vnf_images/
-and uploaded, then exactly the user's commands:
+and uploaded, then exactly the user's commands: seed 000's vE-CPE
+chain as shipped, ending at its tester on the provider VLANs,
 
     openstack stack create -t templates/chain.yaml \\
         -e templates/presets/vecpe-bidir.yaml \\
-        -e templates/environments/in-stack-generator.yaml \\
         -e templates/environments/small-host.yaml \\
         -e templates/environments/intra-node.yaml --wait vecpe
-    epa-chain prove --os-cloud epa-chain vecpe
+    tools/single-host-cloud tester up vecpe
+    epa-chain prove --os-cloud epa-chain vecpe \\
+        --generator-endpoint 127.0.0.1:8474
+    epa-chain measure --generator prox --prox-endpoint 127.0.0.1:8474 ...
+    tools/single-host-cloud tester down
     openstack stack delete --wait vecpe
 
 and tools/single-host-cloud down, after which nothing it started or made
@@ -56,10 +60,22 @@ CLOUD = 'epa-chain'
 TOOL = os.path.join(repo.ROOT, 'tools', 'single-host-cloud')
 STACK = 'epa-chain-cloud-test'
 PRESET = os.path.join(repo.TEMPLATES, 'presets', 'pvp-bidir.yaml')
-# The longest chain, seed 000's vE-CPE, as the README creates it with the
-# in-stack generator: four guests, the most this host's two CPUs boot.
+# The longest chain, seed 000's vE-CPE, as shipped: three VNFs between
+# the two ends of its external tester (tools/single-host-cloud tester).
 VECPE = os.path.join(repo.TEMPLATES, 'presets', 'vecpe-bidir.yaml')
 VECPE_VNFS = 3
+# Seed 000's Ixia MACs (Table 8-3, Figure 8-11), the preset's.
+TESTER_MACS = ('00:11:00:00:00:10', '00:22:00:00:00:10')
+# The tester's measurement: both directions, the smallest tagged frame
+# (68 bytes: seed 000's Ixia sent 70 for VLAN traffic), the Tempest
+# workspace's ceiling and rate tolerance for TCG guests, PROX's histogram
+# in 100 us buckets (the stack's generator_latency_bucket_shift).
+TESTER_MEASURE = ['--frame-sizes', '68', '--direction', 'bi',
+                  '--chain-length', str(VECPE_VNFS), '--method', 'rfc2544',
+                  '--trial-duration', '5', '--max-load', '1000',
+                  '--latency-duration', '5', '--invalid-trial-retries', '3',
+                  '--generator-option', 'rate_tolerance=0.1']
+LATENCY_BUCKET_SHIFT = '18'
 IN_STACK_GENERATOR = os.path.join(repo.TEMPLATES, 'environments',
                                   'in-stack-generator.yaml')
 SMALL_HOST = os.path.join(repo.TEMPLATES, 'environments', 'small-host.yaml')
@@ -304,10 +320,35 @@ class SingleHostCloudTest(unittest.TestCase):
                           'flavor': [], 'server group': []},
                          self._stack_resources())
 
-    def test_1_stack_create_prove_delete(self):
+    def test_1_environment_files_win_as_heat_merges_them(self):
+        # The README's in-stack generator for vE-CPE: a third -e file
+        # beats the preset's endpoints (Heat's merge_environments), where
+        # --parameter would not. Heat's own preview, nothing created.
+        def endpoints(*files):
+            argv = ['stack', 'create', '--dry-run', '-t', repo.CHAIN]
+            for name in files:
+                argv += ['-e', name]
+            preview = _openstack_json(*argv, STACK + '-preview')
+            return preview['parameters']['endpoints']
+
+        self.assertEqual('external', endpoints(VECPE, SMALL_HOST))
+        self.assertEqual('generator', endpoints(
+            VECPE, IN_STACK_GENERATOR, SMALL_HOST, INTRA_NODE))
+
+    def _tester(self, action, *args):
+        started = time.monotonic()
+        done = _run([TOOL, 'tester', action] + list(args), check=False,
+                    timeout=600)
+        self.timings['tester_%s_s' % action] = round(
+            time.monotonic() - started)
+        return done
+
+    def test_1_stack_create_prove_measure_delete(self):
         argv = ['openstack', '--os-cloud', CLOUD, 'stack', 'create',
-                '-t', repo.CHAIN, '-e', VECPE, '-e', IN_STACK_GENERATOR,
-                '-e', SMALL_HOST, '-e', INTRA_NODE, '--wait', STACK]
+                '-t', repo.CHAIN, '-e', VECPE, '-e', SMALL_HOST,
+                '-e', INTRA_NODE, '--parameter',
+                'generator_latency_bucket_shift=%s' % LATENCY_BUCKET_SHIFT,
+                '--wait', STACK]
         started = time.monotonic()
         created = _run(argv, check=False, timeout=1800)
         self.timings['stack_create_s'] = round(time.monotonic() - started)
@@ -315,74 +356,133 @@ class SingleHostCloudTest(unittest.TestCase):
             self.assertEqual(0, created.returncode, created.stdout[-4000:])
             status = _openstack_json('stack', 'show', STACK)
             self.assertEqual('CREATE_COMPLETE', status['stack_status'])
-            # The third environment file won over the preset's external
-            # tester, as Heat merges -e files.
-            self.assertEqual('generator',
-                             status['parameters']['endpoints'])
+            self.assertEqual('external', status['parameters']['endpoints'])
 
             # vhost-user data ports on OVS-DPDK, as the cloud promises.
             interfaces = _run(['ovs-vsctl', '--columns=type', 'list',
                                'Interface']).stdout
-            # Two per guest: three VNFs and the generator.
             self.assertGreaterEqual(
-                interfaces.count('dpdkvhostuserclient'),
-                2 * (VECPE_VNFS + 1), interfaces)
+                interfaces.count('dpdkvhostuserclient'), 2 * VECPE_VNFS,
+                interfaces)
             # The guests' QEMU is not root's.
             users = host.process_users('qemu-system-x86')
             self.assertTrue(users, 'no QEMU process found')
             self.assertNotIn('root', users)
 
-            proof_file = os.path.join(os.environ.get('TMPDIR', '/tmp'),
-                                      'epa-chain-cloud-proof.json')
-            started = time.monotonic()
-            proved = _run([sys.executable, '-m', 'epa_chain.cli', 'prove',
-                           '--os-cloud', CLOUD, STACK, '--ready-timeout',
-                           str(READY_TIMEOUT), '--load-fraction',
-                           PROOF_LOAD_FRACTION, '--attempts',
-                           PROOF_ATTEMPTS, '--json', proof_file],
-                          check=False, timeout=READY_TIMEOUT + 600)
-            self.timings['prove_s'] = round(time.monotonic() - started)
-            _log(proved.stdout[-3000:])
-            with open(proof_file) as stream:
-                proof = json.load(stream)
-            self.assertTrue(proof['proven'], proof.get('error'))
-            # What the readiness budget is sized from: four TCG guests
-            # booting on two CPUs.
-            self.timings['ready_after_s'] = proof['ready_after_s']
-            self.assertEqual(['forward', 'reverse'],
-                             [d['direction'] for d in proof['directions']])
-            for direction in proof['directions']:
-                self.assertGreater(direction['rx_frames'], 0)
-                # generator out, each VNF in and out, generator in
-                self.assertEqual(2 + 2 * VECPE_VNFS,
-                                 len(direction['hop_counts']))
-                for hop in direction['hop_counts']:
-                    self.assertGreaterEqual(
-                        hop['frames'], direction['tx_frames'] * 0.99, hop)
-            self.assertEqual(VECPE_VNFS + 1, len(proof['servers']),
-                             proof['servers'])
-            # intra-node.yaml's affinity, and where Nova put each server
-            # (the admin view names the host).
-            placed = proof['placement']
-            _log('placement: %s' % json.dumps(placed, sort_keys=True))
-            self.assertEqual('affinity', placed['server_group_policy'])
-            self.assertEqual(1, placed['hosts'], placed)
-            self.assertEqual(VECPE_VNFS + 1, len(placed['servers']), placed)
-            for name, entry in placed['servers'].items():
-                self.assertTrue(entry['host'], name)
-                self.assertTrue(entry['hypervisor_hostname'], name)
-            # 'Policies' (a list) before compute API 2.64, 'Policy' after.
-            groups = _openstack_json('server', 'group', 'list')
-            policies = [g.get('Policy') or g.get('Policies') for g in groups
-                        if STACK in (g.get('Name') or '')]
-            self.assertEqual([['affinity']], [
-                [p] if isinstance(p, str) else p for p in policies], groups)
+            tester = self._tester('up', STACK)
+            self.assertEqual(0, tester.returncode, tester.stdout[-4000:])
+            endpoint = tester.stdout.strip().splitlines()[-1]
+            self.assertEqual('127.0.0.1:8474', endpoint)
+            # Trunk ports of the provider bridges, where the Ixia was.
+            for bridge, port in (('br-physnet1', 'epa-tester-l'),
+                                 ('br-physnet2', 'epa-tester-r')):
+                self.assertIn(port, _run(['ovs-vsctl', 'list-ports',
+                                          bridge]).stdout.split())
+                self.assertEqual('[]', _run(['ovs-vsctl', 'get', 'Port',
+                                             port, 'tag']).stdout.strip())
+            self._prove_through_the_tester(endpoint)
+            self._measure_through_the_tester(endpoint)
         finally:
+            down = self._tester('down')
             started = time.monotonic()
             deleted = self._delete_stack(STACK)
             self.timings['stack_delete_s'] = round(time.monotonic() - started)
+        self.assertEqual(0, down.returncode, down.stdout[-3000:])
+        for bridge in ('br-physnet1', 'br-physnet2'):
+            self.assertEqual('', _run(['ovs-vsctl', 'list-ports',
+                                       bridge]).stdout.strip())
+        self.assertFalse(os.path.exists(os.path.join(CLOUD_STATE,
+                                                     'tester')))
         self.assertEqual(0, deleted.returncode, deleted.stdout[-3000:])
         self._assert_nothing_left()
+
+    def _prove_through_the_tester(self, endpoint):
+        proof_file = os.path.join(os.environ.get('TMPDIR', '/tmp'),
+                                  'epa-chain-cloud-proof.json')
+        started = time.monotonic()
+        proved = _run([sys.executable, '-m', 'epa_chain.cli', 'prove',
+                       '--os-cloud', CLOUD, STACK, '--generator-endpoint',
+                       endpoint, '--ready-timeout', str(READY_TIMEOUT),
+                       '--load-fraction', PROOF_LOAD_FRACTION,
+                       '--attempts', PROOF_ATTEMPTS, '--json', proof_file],
+                      check=False, timeout=READY_TIMEOUT + 600)
+        self.timings['prove_s'] = round(time.monotonic() - started)
+        _log(proved.stdout[-3000:])
+        with open(proof_file) as stream:
+            proof = json.load(stream)
+        self.assertTrue(proof['proven'], proof.get('error'))
+        # What the readiness budget is sized from: three TCG guests
+        # booting on two CPUs.
+        self.timings['ready_after_s'] = proof['ready_after_s']
+        self.assertEqual(['forward', 'reverse'],
+                         [d['direction'] for d in proof['directions']])
+        ends = {'forward': TESTER_MACS, 'reverse': TESTER_MACS[::-1]}
+        for direction in proof['directions']:
+            # 68 bytes: the tester's frames carry the 802.1Q tag.
+            self.assertEqual(68, direction['frame_size'])
+            self.assertGreater(direction['rx_frames'], 0)
+            # From one Ixia port to the other, over the provider VLANs.
+            self.assertTrue(direction['hops'].startswith(
+                'external-tester:%s (%s, ' % (
+                    'left' if direction['direction'] == 'forward'
+                    else 'right', ends[direction['direction']][0])),
+                direction['hops'])
+            self.assertIn(ends[direction['direction']][1],
+                          direction['hops'].rsplit(' -> ', 1)[1])
+            # each VNF in and out; the tester counts its own ends
+            self.assertEqual(2 * VECPE_VNFS, len(direction['hop_counts']))
+            for hop in direction['hop_counts']:
+                self.assertGreaterEqual(
+                    hop['frames'], direction['tx_frames'] * 0.99, hop)
+        self.assertEqual(VECPE_VNFS, len(proof['servers']), proof['servers'])
+        # intra-node.yaml's affinity, and where Nova put each server.
+        placed = proof['placement']
+        _log('placement: %s' % json.dumps(placed, sort_keys=True))
+        self.assertEqual('affinity', placed['server_group_policy'])
+        self.assertEqual(1, placed['hosts'], placed)
+        self.assertEqual(VECPE_VNFS, len(placed['servers']), placed)
+
+    def _measure_through_the_tester(self, endpoint):
+        results_file = os.path.join(os.environ.get('TMPDIR', '/tmp'),
+                                    'epa-chain-cloud-tester-results.json')
+        started = time.monotonic()
+        measured = _run([sys.executable, '-m', 'epa_chain.cli', 'measure',
+                         '--generator', 'prox', '--prox-endpoint', endpoint,
+                         '--json', results_file, '--tables'] +
+                        TESTER_MEASURE, check=False, timeout=1800)
+        self.timings['measure_s'] = round(time.monotonic() - started)
+        _log(measured.stdout[-6000:])
+        self.assertEqual(0, measured.returncode, measured.stdout[-4000:])
+        document = measurement_results.load(results_file)
+        (case,) = document['cases']
+        self.assertIsNone(case['error'])
+        # The tester's frames carry the provider VLAN's tag, and its
+        # histogram the stack's bucket width.
+        layout = document['generator']['layout']
+        self.assertEqual(4, layout['tag_bytes'])
+        self.assertEqual(int(LATENCY_BUCKET_SHIFT),
+                         layout['latency_bucket_shift'])
+        self.assertEqual(1000.0, case['max_load_fps'])
+        goals = {goal['name']: goal for goal in case['search']['goals']}
+        for name in ('NDR', 'PDR'):
+            self.assertGreater(goals[name]['throughput_fps'], 0, goals)
+        latency = case['latency']
+        trial = case['trials'][latency['trial']]
+        self.assertGreater(trial['tx_frames'], 0)
+        self.assertEqual(['forward', 'reverse'],
+                         sorted(latency['directions']))
+        for name, record in latency['directions'].items():
+            self.assertIsNotNone(record, '%s: %s' % (name, trial['notes']))
+            self.assertGreater(record['count'], 0, name)
+        self.assertGreater(case['totals']['trials'], 0)
+        _log('tester: NDR %s, PDR %s frames/s per direction; %d trials, '
+             '%d invalid' % (goals['NDR']['throughput_fps'],
+                             goals['PDR']['throughput_fps'],
+                             case['totals']['trials'],
+                             len(case['totals']['invalid_trials'])))
+        # Seed 000's tables, as the report prints them.
+        self.assertIn('68', measured.stdout)
+        self.assertIn('NDR', measured.stdout)
 
     def test_1_inter_node_is_refused_with_novas_reason(self):
         # anti-affinity over two servers on a one-host cloud: the create
