@@ -68,14 +68,18 @@ VECPE_VNFS = 3
 TESTER_MACS = ('00:11:00:00:00:10', '00:22:00:00:00:10')
 # The tester's measurement: both directions, the smallest tagged frame
 # (68 bytes: seed 000's Ixia sent 70 for VLAN traffic), the Tempest
-# workspace's ceiling and rate tolerance for TCG guests, PROX's histogram
-# in 100 us buckets (the stack's generator_latency_bucket_shift).
+# workspace's rate tolerance for TCG guests. By hand the three TCG VNFs
+# lost no frame up to 1,151 frames/s per direction and some at 1,176:
+# a ceiling of 2,000 finds the NDR rather than a bound. Delays through
+# them were 0.4-77 ms (P50 20 ms): PROX's histogram in 2^21-cycle buckets
+# (0.8 ms at 2.6 GHz, up to 103 ms), the stack's
+# generator_latency_bucket_shift, which the tester takes.
 TESTER_MEASURE = ['--frame-sizes', '68', '--direction', 'bi',
                   '--chain-length', str(VECPE_VNFS), '--method', 'rfc2544',
-                  '--trial-duration', '5', '--max-load', '1000',
+                  '--trial-duration', '5', '--max-load', '2000',
                   '--latency-duration', '5', '--invalid-trial-retries', '3',
                   '--generator-option', 'rate_tolerance=0.1']
-LATENCY_BUCKET_SHIFT = '18'
+LATENCY_BUCKET_SHIFT = '21'
 IN_STACK_GENERATOR = os.path.join(repo.TEMPLATES, 'environments',
                                   'in-stack-generator.yaml')
 SMALL_HOST = os.path.join(repo.TEMPLATES, 'environments', 'small-host.yaml')
@@ -462,7 +466,7 @@ class SingleHostCloudTest(unittest.TestCase):
         self.assertEqual(4, layout['tag_bytes'])
         self.assertEqual(int(LATENCY_BUCKET_SHIFT),
                          layout['latency_bucket_shift'])
-        self.assertEqual(1000.0, case['max_load_fps'])
+        self.assertEqual(2000.0, case['max_load_fps'])
         goals = {goal['name']: goal for goal in case['search']['goals']}
         for name in ('NDR', 'PDR'):
             self.assertGreater(goals[name]['throughput_fps'], 0, goals)
