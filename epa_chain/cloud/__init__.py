@@ -30,4 +30,7 @@ budget          the scenario inside the test's timeout.
 results         where a scenario writes its results, tables and plots.
 openstack_cli   `epa-chain prove`'s view of a stack, through the client.
 ovs_hops        prove's per-hop Open vSwitch counters, on the host.
+placement       where Nova put each server, and why it refused.
+tester          seed 000's external tester on a compute host's provider
+                bridges (`epa-chain tester`).
 """

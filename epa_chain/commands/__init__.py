@@ -25,6 +25,8 @@ the parsed arguments.
 - `measure`: a campaign against a generator (epa_chain.measurement).
 - `report`: a results file's tables and plots (epa_chain.measurement).
 - `prove`: a created chain stack forwards, hop by hop (epa_chain.cloud).
+- `tester`: seed 000's external tester on a compute host's provider
+  bridges (epa_chain.cloud.tester).
 - `local`: the stack on this host (epa_chain.local.lifecycle).
 - `prox`: build PROX (epa_chain.prox.build).
 - `_arguments`: argument text shared by measure and local (not a
