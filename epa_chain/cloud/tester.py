@@ -172,21 +172,23 @@ def plan(stack, outputs, parameters, bridge_mappings,
             'endpoints is %r): the tester is for endpoints=external, e.g. '
             'the vecpe presets as shipped' % (
                 stack, parameters.get('endpoints')))
-    try:
-        vnf_count = int(parameters.get('vnf_count'))
-    except (TypeError, ValueError):
-        raise TesterError('stack %s: parameter vnf_count %r is not a number'
-                          % (stack, parameters.get('vnf_count')))
-    # chain.yaml: the near end is on net0, the far end on net<vnf_count>.
-    physnets = {'left': parameters.get('net0_physical_network'),
-                'right': parameters.get('net%d_physical_network'
-                                        % vnf_count)}
+    # Two hops per VNF between the ends. chain.yaml (and a translated
+    # TOSCA chain, which has no vnf_count) put the near end on net0 and
+    # the far end on net<VNFs>.
+    vnf_count = (len(forward) - 2) // 2
+    keys = {'left': 'net0_physical_network',
+            'right': 'net%d_physical_network' % vnf_count}
+    physnets = {role: parameters.get(key) for role, key in keys.items()}
     next_hops = {'left': forward[1].get('mac'),
                  'right': reverse[1].get('mac') if len(reverse) > 1
                  else None}
     ends = []
     for role, hop in (('left', forward[0]), ('right', forward[-1])):
         physnet = physnets[role]
+        if not physnet:
+            raise TesterError('stack %s has no parameter %s: the tester '
+                              'needs the physical network of its %s end'
+                              % (stack, keys[role], role))
         if physnet not in bridge_mappings:
             raise TesterError(
                 'stack %s: the %s end is on physical network %r, which '

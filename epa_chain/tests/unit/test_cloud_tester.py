@@ -100,6 +100,18 @@ class PlanTest(unittest.TestCase):
                          [(f.direction, f.tx_port, f.next_hop_mac)
                           for f in config.flows])
 
+    def test_a_translated_tosca_chain_has_no_vnf_count(self):
+        parameters = dict(PARAMETERS)
+        del parameters['vnf_count']
+        plan = tester.plan('tosca-vecpe', vecpe_outputs(), parameters,
+                           tester.parse_bridge_mappings(MAPPINGS))
+        self.assertEqual('physnet2', plan.ends[1].physical_network)
+        del parameters['net3_physical_network']
+        error = self.assertRaises(
+            tester.TesterError, tester.plan, 'x', vecpe_outputs(),
+            parameters, tester.parse_bridge_mappings(MAPPINGS))
+        self.assertIn('no parameter net3_physical_network', str(error))
+
     def test_unidirectional_has_one_flow(self):
         plan = vecpe_plan(bidirectional=False)
         self.assertIsNone(plan.ends[1].next_hop_mac)
