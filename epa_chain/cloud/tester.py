@@ -156,9 +156,12 @@ def parse_bridge_mappings(text):
 
 
 def plan(stack, outputs, parameters, bridge_mappings,
-         control_port=DEFAULT_CONTROL_PORT):
+         control_port=DEFAULT_CONTROL_PORT, latency_bucket_shift=None):
     """The tester for a created stack, from its outputs and parameters.
 
+    The histogram's bucket width: `latency_bucket_shift`, else the
+    stack's generator_latency_bucket_shift (chain.yaml's; a translated
+    TOSCA chain without a generator has none), else PROX's built-in.
     TesterError when the stack has no external ends or an end's physical
     network has no bridge here.
     """
@@ -207,11 +210,13 @@ def plan(stack, outputs, parameters, bridge_mappings,
                         bridge=bridge_mappings[physnet],
                         next_hop_mac=(next_hops[role] or None) and
                         str(next_hops[role]).lower()))
-    shift = parameters.get('generator_latency_bucket_shift')
-    try:
-        shift = int(shift) if shift not in (None, '', 'None') else None
-    except ValueError:
-        shift = None
+    shift = latency_bucket_shift
+    if shift is None:
+        shift = parameters.get('generator_latency_bucket_shift')
+        try:
+            shift = int(shift) if shift not in (None, '', 'None') else None
+        except ValueError:
+            shift = None
     return Plan(stack=stack, ends=tuple(ends), control_port=control_port,
                 latency_bucket_shift=shift)
 

@@ -29,9 +29,12 @@ status: 0 done, 1 failed (nothing left behind), 2 bad input.
 
 import sys
 
+from epa_chain.chain import node_config
 from epa_chain.cloud import tester
 from epa_chain import safe_yaml
 
+MIN_SHIFT = node_config.MIN_LATENCY_BUCKET_SHIFT
+MAX_SHIFT = node_config.MAX_LATENCY_BUCKET_SHIFT
 CPUS_HELP = 'CPUs of the tester\'s PROX, a kernel list (default: 0,1)'
 
 
@@ -55,6 +58,11 @@ def add_arguments(parser):
     up.add_argument('--control-port', type=int,
                     default=tester.DEFAULT_CONTROL_PORT, metavar='PORT',
                     help='TCP port on 127.0.0.1 (default: %(default)s)')
+    up.add_argument('--latency-bucket-shift', type=int, metavar='N',
+                    help='PROX\'s latency histogram buckets are 2^N TSC '
+                         'cycles, %d..%d (default: the stack\'s '
+                         'generator_latency_bucket_shift, else PROX\'s '
+                         'own)' % (MIN_SHIFT, MAX_SHIFT))
     up.add_argument('--ready-timeout', type=float,
                     default=tester.READY_TIMEOUT_S, metavar='S',
                     help='seconds to wait for EPA-CHAIN READY (default: '
@@ -91,6 +99,11 @@ def _check_up(args):
     openstack_cli.check_stack_reference(args.stack)
     if not 1 <= args.control_port <= 65535:
         raise ValueError('--control-port %r: 1..65535' % args.control_port)
+    if args.latency_bucket_shift is not None and not (
+            MIN_SHIFT <= args.latency_bucket_shift <= MAX_SHIFT):
+        raise ValueError('--latency-bucket-shift %r: %d..%d (log2 TSC '
+                         'cycles per bucket)' % (args.latency_bucket_shift,
+                                                 MIN_SHIFT, MAX_SHIFT))
     if not 0 < args.ready_timeout <= 3600:
         raise ValueError('--ready-timeout %r: seconds, up to 3600'
                          % args.ready_timeout)
@@ -125,7 +138,8 @@ def run(args):
             raise tester.TesterError('stack %s is %s' % (args.stack,
                                                          stack.status))
         plan = tester.plan(stack.name or args.stack, stack.outputs,
-                           stack.parameters, mappings, args.control_port)
+                           stack.parameters, mappings, args.control_port,
+                           args.latency_bucket_shift)
         endpoint = the_tester.up(plan, args.prox_binary, cpus,
                                  args.ready_timeout)
     except (openstack_cli.CLIError, tester.TesterError, OSError) as exc:

@@ -112,6 +112,21 @@ class PlanTest(unittest.TestCase):
             parameters, tester.parse_bridge_mappings(MAPPINGS))
         self.assertIn('no parameter net3_physical_network', str(error))
 
+    def test_the_histogram_width_given_wins_over_the_stacks(self):
+        self.assertEqual(20, vecpe_plan().latency_bucket_shift)
+        plan = tester.plan('vecpe', vecpe_outputs(), PARAMETERS,
+                           tester.parse_bridge_mappings(MAPPINGS),
+                           latency_bucket_shift=21)
+        config = node_config.parse_user_data(plan.user_data())
+        self.assertEqual(21, config.latency_bucket_shift)
+        err = io.StringIO()
+        with contextlib.redirect_stderr(err):
+            code = cli.main(['tester', 'up', 'vecpe', '--bridge-mappings',
+                             MAPPINGS, '--prox-binary', '/bin/true',
+                             '--latency-bucket-shift', '31'])
+        self.assertEqual(2, code)
+        self.assertIn('--latency-bucket-shift 31: 11..30', err.getvalue())
+
     def test_unidirectional_has_one_flow(self):
         plan = vecpe_plan(bidirectional=False)
         self.assertIsNone(plan.ends[1].next_hop_mac)

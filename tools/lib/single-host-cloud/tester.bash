@@ -13,7 +13,8 @@ function _epa_chain_command {
             "epa-chain (pip install -e .) or run under tox -e cloud"
 }
 
-# cloud_tester - TESTER_ACTION up STACK or down.
+# cloud_tester - TESTER_ACTION up STACK (TESTER_OPTIONS: epa-chain tester
+# up's own) or down.
 function cloud_tester {
     local binary
     _epa_chain_command
@@ -30,7 +31,7 @@ function cloud_tester {
             epa-chain tester up --os-cloud "$CLOUD_NAME" \
                 --bridge-mappings "$OVS_BRIDGE_MAPPINGS" \
                 --prox-binary "$binary" --state-dir "$TESTER_STATE" \
-                -- "$TESTER_STACK"
+                "${TESTER_OPTIONS[@]}" -- "$TESTER_STACK"
             ;;
         down)
             tester_down
