@@ -282,7 +282,7 @@ class DownTest(StateTest):
             'OVS_HUGEPAGE_MOUNT=%(t)s/none; '
             'OVS_VHOST_USER_SOCKET_DIR=%(t)s/vhost; '
             'source %(lib)s/services.bash; source %(lib)s/openstack.bash; '
-            'source %(lib)s/lifecycle.bash; '
+            'source %(lib)s/lifecycle.bash; source %(lib)s/tester.bash; '
             'state_load_plugin() { :; }; clouds_yaml_remove() { :; }; '
             'service_pid() { [[ $1 == mariadb ]]; }; '
             'ovs-vsctl() { return 1; }; rabbitmqctl() { :; }; '
@@ -304,6 +304,21 @@ class DownTest(StateTest):
                  'stop mariadb', 'stop openvswitch-switch'],
                 stream.read().splitlines())
         self.assertFalse(os.path.exists(self.state))
+
+    def test_a_tester_is_removed_first_while_ovs_runs(self):
+        calls = os.path.join(self.tmp, 'calls')
+        os.makedirs(os.path.join(self.state, 'tester'))
+        done = self.down(
+            ['openvswitch-switch', 'mariadb', 'nova-api'],
+            'service_stop() { echo "stop $1" >> %(c)s; }; '
+            'os_drop_databases() { :; }; '
+            'epa-chain() { echo "epa-chain $*" >> %(c)s; };' % {'c': calls})
+        self.assertEqual(0, done.returncode, done.stderr)
+        with open(calls) as stream:
+            said = stream.read().splitlines()
+        self.assertEqual('epa-chain tester down --state-dir %s/tester'
+                         % self.state, said[0])
+        self.assertEqual('stop openvswitch-switch', said[-1])
 
     def test_what_down_gives_up_on_is_said_and_the_state_kept(self):
         done = self.down(['mariadb', 'nova-api'],
@@ -341,8 +356,16 @@ class CommandLineTest(unittest.TestCase):
         done = subprocess.run([TOOL, 'sideways'], capture_output=True,
                               text=True)
         self.assertEqual(1, done.returncode)
-        self.assertIn("unknown action 'sideways': up, down, status or "
-                      "tempest", done.stderr)
+        self.assertIn("unknown action 'sideways': up, down, status, "
+                      "tempest or tester", done.stderr)
+        done = subprocess.run([TOOL, 'tester', 'up'], capture_output=True,
+                              text=True)
+        self.assertIn('tester up needs the name of a chain stack',
+                      done.stderr)
+        done = subprocess.run([TOOL, 'tester', 'sideways'],
+                              capture_output=True, text=True)
+        self.assertIn("tester: up STACK or down, not 'sideways'",
+                      done.stderr)
         done = subprocess.run([TOOL, 'up', '--colour'], capture_output=True,
                               text=True)
         self.assertIn('unknown argument: --colour', done.stderr)
