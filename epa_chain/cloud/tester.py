@@ -20,9 +20,14 @@ tenant port 2 on physnet2, sending from 00:11:00:00:00:10 and
 the way a physical NIC is attached to a provider bridge:
 
 - one Open vSwitch dpdkvhostuserclient port on the bridge of each end's
-  physical network (the devstack plugin's OVS_BRIDGE_MAPPINGS), without
-  a tag: a trunk port, so the tester sees the provider VLANs on the wire
-  as a tester on a physical switch's trunk port does;
+  physical network (the devstack plugin's OVS_BRIDGE_MAPPINGS), a trunk
+  port allowing that end's VLAN only (trunks=VLAN, no tag), so the tester
+  sees its provider VLAN tagged on the wire as a tester on a physical
+  switch's trunk port does. The allowed list is a switch port's
+  "trunk allowed vlan": PROX's lat task counts every frame bearing its
+  signature, and a frame flooded on another VLAN of the physical network
+  (the chain's own segment between two VNFs, while the switch relearns a
+  MAC) reached an open trunk and was counted as received;
 - the generator runtime of the images (epa_chain.vnf_runtime, role
   generator) on the host, its data ports virtio-user devices on those
   ports, its frames 802.1Q-tagged with each end's VLAN (node config
@@ -315,7 +320,8 @@ class Tester:
             # Recorded first: a port half-added is still removed by down.
             state['ovs_ports'].append(name)
             self._record(state)
-            self._vsctl('add-port', end.bridge, name, '--', 'set',
+            self._vsctl('add-port', end.bridge, name,
+                        'trunks=%d' % end.vlan, '--', 'set',
                         'Interface', name, 'type=dpdkvhostuserclient',
                         'options:vhost-server-path=%s' % self._socket(
                             end.role))

@@ -70,14 +70,15 @@ TESTER_MACS = ('00:11:00:00:00:10', '00:22:00:00:00:10')
 # (68 bytes: seed 000's Ixia sent 70 for VLAN traffic), the Tempest
 # workspace's rate tolerance for TCG guests. By hand the three TCG VNFs
 # lost no frame up to 1,151 frames/s per direction and some at 1,176;
-# in a test run none at 2,000: a ceiling of 5,000 (about 13 trials) finds
-# the NDR rather than a bound. Delays through
+# in a test run none at 2,000. TCG makes the knee wander: a ceiling of
+# 2,000 finds it on a slow run and says '>= 2,000' on a fast one, in a few
+# trials (a 5,000 one took 13 trials by hand). Delays through
 # them were 0.4-77 ms (P50 20 ms): PROX's histogram in 2^21-cycle buckets
 # (0.8 ms at 2.6 GHz, up to 103 ms), the stack's
 # generator_latency_bucket_shift, which the tester takes.
 TESTER_MEASURE = ['--frame-sizes', '68', '--direction', 'bi',
                   '--chain-length', str(VECPE_VNFS), '--method', 'rfc2544',
-                  '--trial-duration', '5', '--max-load', '5000',
+                  '--trial-duration', '5', '--max-load', '2000',
                   '--latency-duration', '5', '--invalid-trial-retries', '3',
                   '--generator-option', 'rate_tolerance=0.1']
 LATENCY_BUCKET_SHIFT = '21'
@@ -378,13 +379,15 @@ class SingleHostCloudTest(unittest.TestCase):
             self.assertEqual(0, tester.returncode, tester.stdout[-4000:])
             endpoint = tester.stdout.strip().splitlines()[-1]
             self.assertEqual('127.0.0.1:8474', endpoint)
-            # Trunk ports of the provider bridges, where the Ixia was.
-            for bridge, port in (('br-physnet1', 'epa-tester-l'),
-                                 ('br-physnet2', 'epa-tester-r')):
+            # Trunk ports of the provider bridges, where the Ixia was,
+            # allowing each end's VLAN.
+            for bridge, port, vlan in (('br-physnet1', 'epa-tester-l', 1001),
+                                       ('br-physnet2', 'epa-tester-r', 2002)):
                 self.assertIn(port, _run(['ovs-vsctl', 'list-ports',
                                           bridge]).stdout.split())
-                self.assertEqual('[]', _run(['ovs-vsctl', 'get', 'Port',
-                                             port, 'tag']).stdout.strip())
+                self.assertEqual('[]\n[%d]' % vlan, _run([
+                    'ovs-vsctl', 'get', 'Port', port, 'tag',
+                    'trunks']).stdout.strip())
             self._prove_through_the_tester(endpoint)
             self._measure_through_the_tester(endpoint)
         finally:
@@ -469,7 +472,7 @@ class SingleHostCloudTest(unittest.TestCase):
         self.assertEqual(4, layout['tag_bytes'])
         self.assertEqual(int(LATENCY_BUCKET_SHIFT),
                          layout['latency_bucket_shift'])
-        self.assertEqual(5000.0, case['max_load_fps'])
+        self.assertEqual(2000.0, case['max_load_fps'])
         goals = {goal['name']: goal for goal in case['search']['goals']}
         for name in ('NDR', 'PDR'):
             self.assertGreater(goals[name]['throughput_fps'], 0, goals)

@@ -313,11 +313,13 @@ class TesterStateTest(unittest.TestCase):
             binary = '/bin/true'
             self.assertRaises(OSError, the_tester.up, vecpe_plan(), binary,
                               [0, 1])
-        added = [c[1:3] for c in self.calls if c[0] == 'add-port']
+        added = [c[1:4] for c in self.calls if c[0] == 'add-port']
         removed = [c[2] for c in self.calls if c[:2] == ['--if-exists',
                                                          'del-port']]
-        self.assertEqual([['br-physnet1', 'epa-tester-l'],
-                          ['br-physnet2', 'epa-tester-r']], added)
+        # Trunk ports allowing each end's VLAN only.
+        self.assertEqual([['br-physnet1', 'epa-tester-l', 'trunks=1001'],
+                          ['br-physnet2', 'epa-tester-r', 'trunks=2002']],
+                         added)
         self.assertEqual(['epa-tester-r', 'epa-tester-l'], removed)
         self.assertFalse(os.path.exists(self.state_dir))
 
