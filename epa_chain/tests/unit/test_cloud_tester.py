@@ -25,6 +25,8 @@ import tempfile
 import unittest
 from unittest import mock
 
+import testtools
+
 from epa_chain.chain import node_config
 from epa_chain import cli
 from epa_chain.cloud import hop_check
@@ -76,7 +78,7 @@ def vecpe_plan(**kwargs):
                        tester.parse_bridge_mappings(MAPPINGS))
 
 
-class PlanTest(unittest.TestCase):
+class PlanTest(testtools.TestCase):
 
     def test_the_ixia_of_seed_000_on_both_provider_bridges(self):
         plan = vecpe_plan()
@@ -167,13 +169,8 @@ class PlanTest(unittest.TestCase):
                     'physnet1:' + 'b' * 16, ':br-x'):
             self.assertRaises(ValueError, tester.parse_bridge_mappings, bad)
 
-    def assertRaises(self, kind, *args, **kwargs):
-        with super().assertRaises(kind) as caught:
-            args[0](*args[1:], **kwargs)
-        return caught.exception
 
-
-class TaggedFramesTest(unittest.TestCase):
+class TaggedFramesTest(testtools.TestCase):
 
     def config(self):
         return node_config.parse_user_data(vecpe_plan().user_data())
@@ -257,11 +254,6 @@ class TaggedFramesTest(unittest.TestCase):
         tagged = mock.Mock(smallest_frame_bytes=68)
         self.assertEqual(68, hop_check.frame_for(tagged).size)
 
-    def assertRaises(self, kind, *args, **kwargs):
-        with super().assertRaises(kind) as caught:
-            args[0](*args[1:], **kwargs)
-        return caught.exception
-
 
 class OVSCountsTest(unittest.TestCase):
 
@@ -274,10 +266,11 @@ class OVSCountsTest(unittest.TestCase):
                          [c.counted for c in counts])
 
 
-class TesterStateTest(unittest.TestCase):
+class TesterStateTest(testtools.TestCase):
     """up's records and down's clean-up, with ovs-vsctl recorded."""
 
     def setUp(self):
+        super().setUp()
         self.root = tempfile.mkdtemp(prefix='epa-tester-')
         self.addCleanup(shutil.rmtree, self.root, True)
         self.state_dir = os.path.join(self.root, 'state')
@@ -341,11 +334,6 @@ class TesterStateTest(unittest.TestCase):
         # pid 1 is not a session leader running the runtime.
         self.assertFalse(tester._is_runtime(1))
         self.assertFalse(tester._is_runtime(2 ** 22 + 1))
-
-    def assertRaises(self, kind, *args, **kwargs):
-        with super().assertRaises(kind) as caught:
-            args[0](*args[1:], **kwargs)
-        return caught.exception
 
 
 class ProveTesterEndpointTest(unittest.TestCase):
