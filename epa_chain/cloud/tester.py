@@ -187,9 +187,12 @@ def plan(stack, outputs, parameters, bridge_mappings,
     keys = {'left': 'net0_physical_network',
             'right': 'net%d_physical_network' % vnf_count}
     physnets = {role: parameters.get(key) for role, key in keys.items()}
+    # Each end sends to the first VNF port of its direction, if it sends.
     next_hops = {'left': forward[1].get('mac'),
                  'right': reverse[1].get('mac') if len(reverse) > 1
                  else None}
+    next_hops = {role: str(mac).lower() if mac else None
+                 for role, mac in next_hops.items()}
     ends = []
     for role, hop in (('left', forward[0]), ('right', forward[-1])):
         physnet = physnets[role]
@@ -213,8 +216,7 @@ def plan(stack, outputs, parameters, bridge_mappings,
                         network=str(hop.get('network')), vlan=vlan,
                         physical_network=physnet,
                         bridge=bridge_mappings[physnet],
-                        next_hop_mac=(next_hops[role] or None) and
-                        str(next_hops[role]).lower()))
+                        next_hop_mac=next_hops[role]))
     shift = latency_bucket_shift
     if shift is None:
         shift = parameters.get('generator_latency_bucket_shift')
