@@ -126,7 +126,7 @@ class Plan:
         # JSON is YAML: the document the templates write, flow style.
         text = '#cloud-config\nepa_chain: %s\n' % json.dumps(
             self.node_config(), sort_keys=True)
-        node_config.parse_user_data(text)   # the runtime's own check
+        node_config.parse_user_data(text)   # NodeConfigError if bad
         return text
 
     @property
@@ -224,8 +224,16 @@ def plan(stack, outputs, parameters, bridge_mappings,
             shift = int(shift) if shift not in (None, '', 'None') else None
         except ValueError:
             shift = None
-    return Plan(stack=stack, ends=tuple(ends), control_port=control_port,
-                latency_bucket_shift=shift)
+    the_plan = Plan(stack=stack, ends=tuple(ends),
+                    control_port=control_port, latency_bucket_shift=shift)
+    try:
+        # The runtime's own check, before anything is made: a MAC or a
+        # bucket width from the stack it would refuse.
+        the_plan.user_data()
+    except node_config.NodeConfigError as exc:
+        raise TesterError('stack %s: the tester cannot run its chain: %s'
+                          % (stack, exc))
+    return the_plan
 
 
 class Tester:

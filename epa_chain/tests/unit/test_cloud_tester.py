@@ -129,6 +129,19 @@ class PlanTest(testtools.TestCase):
         self.assertEqual(2, code)
         self.assertIn('--latency-bucket-shift 31: 11..30', err.getvalue())
 
+    def test_what_the_runtime_would_refuse_is_refused_at_plan_time(self):
+        outputs = vecpe_outputs()
+        outputs['forward_chain'][1]['mac'] = 'not-a-mac'
+        error = self.assertRaises(
+            tester.TesterError, tester.plan, 'vecpe', outputs, PARAMETERS,
+            tester.parse_bridge_mappings(MAPPINGS))
+        self.assertIn('flows[0].next_hop_mac', str(error))
+        error = self.assertRaises(
+            tester.TesterError, tester.plan, 'vecpe', vecpe_outputs(),
+            dict(PARAMETERS, generator_latency_bucket_shift='40'),
+            tester.parse_bridge_mappings(MAPPINGS))
+        self.assertIn('latency_bucket_shift', str(error))
+
     def test_unidirectional_has_one_flow(self):
         plan = vecpe_plan(bidirectional=False)
         self.assertIsNone(plan.ends[1].next_hop_mac)
