@@ -35,7 +35,8 @@ from epa_chain import safe_yaml
 
 MIN_SHIFT = node_config.MIN_LATENCY_BUCKET_SHIFT
 MAX_SHIFT = node_config.MAX_LATENCY_BUCKET_SHIFT
-CPUS_HELP = 'CPUs of the tester\'s PROX, a kernel list (default: 0,1)'
+CPUS_HELP = ('CPUs of the tester\'s PROX, comma-separated ids, at least two '
+             '(default: 0,1)')
 
 
 def add_arguments(parser):
