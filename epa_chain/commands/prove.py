@@ -166,6 +166,36 @@ def _generator_endpoint(stack_outputs, args):
     return {'host': host, 'port': port}
 
 
+def _preflight_hint(cli, stack, shown):
+    """Why Nova found no host, as preflight sees it now; '' if unknown.
+
+    For a stack Nova refused ("No valid host was found") without a hard
+    placement policy to blame: the capacity blockers preflight finds for
+    the template Heat holds (no host reporting PCPU, say), with their fix.
+    """
+    if not any(message in (shown.reason or '')
+               for message in placement.NOVA_NO_HOST) or \
+            importlib.util.find_spec('heat') is None:
+        return ''
+    from epa_chain.cloud import cloud_answers
+    from epa_chain.cloud import preflight
+    from epa_chain.cloud import stack_needs
+    from epa_chain.hot import files
+    from epa_chain.hot import resolve
+
+    name = shown.name or stack
+    try:
+        resolved = resolve.resolve(files.from_heat(
+            name, *cli.created_from(stack)), stack_name=name)
+    except (openstack_cli.CLIError, ValueError, resolve.ResolveError):
+        return ''
+    findings = preflight.check(stack_needs.needs_of(resolved),
+                               cloud_answers.CloudView(cli))
+    return '; '.join('preflight: %s; fix: %s' % (f.message, f.fix)
+                     for f in findings if f.verdict == preflight.BLOCKS and
+                     f.check == 'capacity')
+
+
 def _check_created(cli, stack, shown, proof):
     """The created stack resolved and checked offline, or None.
 
@@ -294,6 +324,7 @@ def run(args):
         stack = cli.stack(args.stack)
         if stack.status != 'CREATE_COMPLETE':
             hint = placement.failure_hint(stack.parameters, stack.reason)
+            hint = hint or _preflight_hint(cli, args.stack, stack)
             raise openstack_cli.CLIError('stack %s is %s: %s%s' % (
                 args.stack, stack.status, stack.reason,
                 ' (%s)' % hint if hint else ''))

@@ -14,8 +14,10 @@
 
 tools/single-host-cloud up (the distribution's OpenStack packages, OVS-DPDK
 set up by the devstack plugin's code), the VNF image built by vnf_images/
-and uploaded, then exactly the user's commands: seed 000's vE-CPE
-chain as shipped, ending at its tester on the provider VLANs,
+and uploaded, then exactly the user's commands: `epa-chain preflight`
+of the pinned PVP preset (refused: no host reports PCPU) and with
+small-host.yaml (passing), then seed 000's vE-CPE chain as shipped,
+ending at its tester on the provider VLANs,
 
     openstack stack create -t templates/chain.yaml \\
         -e templates/presets/vecpe-bidir.yaml \\
@@ -340,6 +342,52 @@ class SingleHostCloudTest(unittest.TestCase):
         self.assertEqual('external', endpoints(VECPE, SMALL_HOST))
         self.assertEqual('generator', endpoints(
             VECPE, IN_STACK_GENERATOR, SMALL_HOST, INTRA_NODE))
+
+    def _preflight(self, *environments):
+        """`epa-chain preflight` of chain.yaml; (exit status, findings)."""
+        found = os.path.join(os.environ.get('TMPDIR', '/tmp'),
+                             'epa-chain-cloud-preflight.json')
+        argv = [sys.executable, '-m', 'epa_chain.cli', 'preflight',
+                '--os-cloud', CLOUD, repo.CHAIN, '--json', found]
+        for name in environments:
+            argv += ['-e', name]
+        done = _run(argv, check=False, timeout=600)
+        _log(done.stdout[-4000:])
+        with open(found) as stream:
+            return done.returncode, json.load(stream)['findings']
+
+    def test_1_preflight_says_why_before_create(self):
+        # The pinned preset as shipped on a host without cpu_dedicated_set:
+        # `stack create` would fail after minutes with "No valid host";
+        # preflight says PCPU and the environment that fits.
+        started = time.monotonic()
+        status, findings = self._preflight(PRESET)
+        self.assertEqual(1, status, findings)
+        blockers = [f for f in findings if f['verdict'] == 'blocks']
+        self.assertEqual([('capacity', 'hw:cpu_policy')],
+                         [(f['check'], f['key']) for f in blockers])
+        self.assertIn('no compute host reports PCPU', blockers[0]['message'])
+        self.assertIn('small-host.yaml', blockers[0]['fix'])
+        # With it nothing blocks: images, flavors (admin), the physnets
+        # inside Neutron's segment ranges, VLANs free, room and quota.
+        status, findings = self._preflight(PRESET, SMALL_HOST)
+        self.assertEqual(0, status, findings)
+        verdicts = {(f['check'], f['resource'], f['key']): f['verdict']
+                    for f in findings}
+        for key in (('images', 'vnf1.server', 'vnf_image'),
+                    ('images', 'generator.server', 'generator_image'),
+                    ('networks', 'net0.network', 'segmentation_id'),
+                    ('networks', 'net1.network', 'segmentation_id'),
+                    ('quotas', 'compute', 'cores')):
+            self.assertEqual('ok', verdicts.get(key), (key, findings))
+        ranged = [f['message'] for f in findings
+                  if f['key'] == 'segmentation_id']
+        self.assertTrue(all("in Neutron's range" in m for m in ranged),
+                        ranged)
+        capacity = [f for f in findings if f['check'] == 'capacity' and
+                    f['key'] == 'PCPU, VCPU, MEMORY_MB']
+        self.assertEqual('ok', capacity[0]['verdict'], capacity)
+        self.timings['preflight_s'] = round(time.monotonic() - started)
 
     def _tester(self, action, *args):
         started = time.monotonic()

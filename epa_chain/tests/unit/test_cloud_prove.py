@@ -35,6 +35,7 @@ from epa_chain.commands import prove
 from epa_chain.hot import shipped
 from epa_chain.measurement import trial
 from epa_chain.tests import repo
+from epa_chain.tests.unit import recorded_cloud
 
 
 def _interfaces(rows):
@@ -343,6 +344,45 @@ class ProveCommandTest(unittest.TestCase):
         self.assertIn('(server_group_policy anti-affinity needs a compute '
                       'host per server: Nova found none', err)
         client.stack_servers.assert_not_called()
+
+    def test_no_valid_host_says_what_preflight_finds(self):
+        # No policy to blame: preflight on the template Heat holds names
+        # the missing PCPU and the environment that fits.
+        code, _out, err, _cloud = self.prove(
+            'pvp', '--os-cloud', 'epa-chain',
+            cloud=mock.Mock(return_value=_RefusedForWantOfPCPU()))
+        self.assertEqual(1, code)
+        self.assertEqual(1, err.count('\n'), err)
+        self.assertIn('No valid host was found', err)
+        self.assertIn('(preflight: the flavors ask dedicated CPUs (PCPU) '
+                      'and no compute host reports PCPU', err)
+        self.assertIn('-e templates/environments/small-host.yaml', err)
+
+
+class _RefusedForWantOfPCPU(openstack_cli.OpenStackCLI):
+    """The pinned PVP preset Nova refused on the recorded cloud.
+
+    Heat 19's reason as the single-host cloud gave it (98 s after
+    create); every other question answered as that cloud's client did.
+    """
+
+    REASON = ('Resource CREATE failed: ResourceInError: resources.vnf1.'
+              'resources.server: Went to status ERROR due to "Message: No '
+              'valid host was found. There are not enough hosts available.'
+              ', Code: 500"')
+
+    def __init__(self):
+        super().__init__('epa-chain', run=recorded_cloud.ReplayedClient(
+            recorded_cloud.answers()))
+        self.heat = _HeatHolds()
+
+    def stack(self, stack):
+        return prove.openstack_cli.Stack(
+            status='CREATE_FAILED', reason=self.REASON, outputs={},
+            parameters={'server_group_policy': ''}, name=stack)
+
+    def created_from(self, stack):
+        return self.heat.created_from(stack)
 
 
 class _HeatHolds:

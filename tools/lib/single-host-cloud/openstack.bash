@@ -462,7 +462,9 @@ function configure_neutron {
     local conf=/etc/neutron/neutron.conf
     local ml2=/$Q_PLUGIN_CONF_FILE agent=$EPA_CHAIN_OVS_AGENT_CONF_FILE
     iniset "$conf" DEFAULT core_plugin ml2
-    iniset "$conf" DEFAULT service_plugins ""
+    # Segment ranges publish the ml2 VLAN ranges through the API, where
+    # `epa-chain preflight` checks the chain's physnets against them.
+    iniset "$conf" DEFAULT service_plugins network_segment_range
     ini_secret "$conf" DEFAULT transport_url "rabbit://openstack:{rabbitmq}@$CLOUD_HOST:5672/"
     iniset "$conf" DEFAULT rpc_workers 1
     iniset "$conf" DEFAULT api_workers 1

@@ -1,0 +1,195 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
+"""The questions preflight asks a cloud, through the `openstack` client.
+
+Each answer is parsed here, once, into plain values; a question the
+cloud will not or cannot answer (a policy, the osc-placement plugin
+missing, an extension absent) raises Unanswered with the reason, which
+preflight reports as unchecked. Names go after `--` (cloud/openstack_cli),
+never as options.
+"""
+
+import dataclasses
+import re
+import typing
+
+from epa_chain.cloud import openstack_cli
+from epa_chain.cloud import stack_needs
+
+# What the client says when the thing asked for does not exist.
+_NOT_FOUND = re.compile(r'No (Image|Flavor|Network) found|Could not find|'
+                        r'not found|No .* with a name or ID', re.I)
+# Placement's resource classes a chain's servers take.
+RESOURCE_CLASSES = ('PCPU', 'VCPU', 'MEMORY_MB')
+# {quota: (Nova's absolute limit, its usage)}, as `limits show --absolute`
+# names them: the API's names, or openstacksdk's (python-openstackclient 6
+# and later).
+_COMPUTE_LIMITS = {
+    'cores': (('maxTotalCores', 'max_total_cores'),
+              ('totalCoresUsed', 'total_cores_used')),
+    'ram': (('maxTotalRAMSize', 'max_total_ram_size'),
+            ('totalRAMUsed', 'total_ram_used')),
+    'instances': (('maxTotalInstances', 'max_total_instances'),
+                  ('totalInstancesUsed', 'total_instances_used'))}
+
+
+class Unanswered(Exception):
+    """The cloud would not or could not say (policy, missing plugin)."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Provider:
+    """A Placement resource provider: a compute host's inventory."""
+
+    name: str
+    # {resource class: (capacity, used)}; capacity is (total - reserved)
+    # times the allocation ratio, as Placement computes it.
+    resources: typing.Mapping[str, typing.Tuple[int, int]]
+
+    def free(self, resource_class):
+        capacity, used = self.resources.get(resource_class, (0, 0))
+        return capacity - used
+
+
+class CloudView:
+    """The questions preflight asks, through the `openstack` client."""
+
+    def __init__(self, cli):
+        self.cli = cli
+        self._admin = None
+
+    def _show(self, kind, name):
+        try:
+            return self.cli.json(kind, 'show', names=[name])
+        except openstack_cli.CLIError as exc:
+            if _NOT_FOUND.search(str(exc)):
+                return None
+            raise Unanswered(str(exc))
+
+    def image(self, name):
+        return self._show('image', name)
+
+    def flavor(self, name):
+        """An existing flavor as a stack_needs.Flavor, or None."""
+        shown = self._show('flavor', name)
+        if shown is None:
+            return None
+        specs = shown.get('properties') or {}
+        if isinstance(specs, str):
+            # Older clients print extra specs as "key='value', ...".
+            specs = dict(pair.split('=', 1) for pair in
+                         re.split(r',\s*', specs) if '=' in pair)
+        return stack_needs.Flavor(
+            source=name, vcpus=int(shown['vcpus']), ram_mb=int(shown['ram']),
+            extra_specs={k: str(v).strip("'") for k, v in specs.items()})
+
+    def network(self, name):
+        return self._show('network', name)
+
+    def is_admin(self):
+        """Whether the credentials hold the admin role (asked once)."""
+        if self._admin is None:
+            try:
+                roles = self.cli.json('role', 'assignment', 'list',
+                                      '--auth-user', '--auth-project',
+                                      '--effective', '--names')
+            except openstack_cli.CLIError as exc:
+                raise Unanswered(str(exc))
+            self._admin = any(
+                str(item.get('Role', '')).split('@')[0] == 'admin'
+                for item in roles)
+        return self._admin
+
+    def vlan_networks(self, physical_network, vlan):
+        """Names of the networks holding `vlan` on `physical_network`."""
+        try:
+            found = self.cli.json(
+                'network', 'list', '--provider-network-type', 'vlan',
+                '--provider-physical-network', physical_network,
+                '--provider-segment', str(vlan))
+        except openstack_cli.CLIError as exc:
+            raise Unanswered(str(exc))
+        return [item.get('Name') or item.get('ID') for item in found]
+
+    def vlan_ranges(self):
+        """{physnet: [(min, max)]} of Neutron's VLAN segment ranges.
+
+        Unanswered where the network-segment-range extension is absent:
+        then the ranges are only in ml2_conf.ini.
+        """
+        try:
+            extensions = self.cli.json('extension', 'list', '--network')
+            if not any(item.get('Alias') == 'network-segment-range'
+                       for item in extensions):
+                raise Unanswered('Neutron has no network-segment-range '
+                                 'extension: its VLAN ranges are only in '
+                                 'its ml2 configuration')
+            ranges = self.cli.json('network', 'segment', 'range', 'list',
+                                   '--long')
+        except openstack_cli.CLIError as exc:
+            raise Unanswered(str(exc))
+        found = {}
+        for item in ranges:
+            if item.get('Network Type') == 'vlan':
+                found.setdefault(item.get('Physical Network'), []).append(
+                    (int(item['Minimum ID']), int(item['Maximum ID'])))
+        return found
+
+    def providers(self):
+        """The Providers of Placement with compute inventory."""
+        try:
+            listed = self.cli.json('resource', 'provider', 'list')
+            providers = []
+            for item in listed:
+                inventory = self.cli.json('resource', 'provider', 'inventory',
+                                          'list', names=[item['uuid']])
+                usage = self.cli.json('resource', 'provider', 'usage',
+                                      'show', names=[item['uuid']])
+                used = {u['resource_class']: int(u['usage']) for u in usage}
+                resources = {}
+                for record in inventory:
+                    name = record['resource_class']
+                    if name in RESOURCE_CLASSES:
+                        capacity = int((int(record['total']) -
+                                        int(record['reserved'])) *
+                                       float(record['allocation_ratio']))
+                        resources[name] = (capacity, used.get(name, 0))
+                if resources:
+                    providers.append(Provider(item['name'], resources))
+        except openstack_cli.CLIError as exc:
+            text = str(exc)
+            if 'resource provider' in text and ('Unknown command' in text or
+                                                'not an openstack' in text):
+                raise Unanswered('the openstack client has no Placement '
+                                 'commands: pip install osc-placement')
+            raise Unanswered(text)
+        return providers
+
+    def compute_limits(self):
+        """{quota: (limit, used)} of Nova's absolute limits (-1 unlimited).
+
+        Quotas the cloud does not report are left out.
+        """
+        try:
+            rows = self.cli.json('limits', 'show', '--absolute')
+        except openstack_cli.CLIError as exc:
+            raise Unanswered(str(exc))
+        values = {row['Name']: int(row['Value']) for row in rows}
+        found = {}
+        for quota, (limit_names, used_names) in _COMPUTE_LIMITS.items():
+            limit = next((values[n] for n in limit_names if n in values),
+                         None)
+            if limit is not None:
+                found[quota] = (limit, next(
+                    (values[n] for n in used_names if n in values), 0))
+        return found

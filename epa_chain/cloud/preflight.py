@@ -1,0 +1,436 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
+"""Can this cloud host the chain? Asked before `openstack stack create`.
+
+A stack that cannot be created says so late and vaguely: "No valid host
+was found" after minutes, with no word of PCPU or of the environment that
+would have worked. Preflight reads what the resolved stack needs (the
+offline resolve: every server's image and flavor, every provider
+network's physnet and VLAN, the server-group policy) and asks the cloud,
+with the user's credentials, whether it has it. Each answer is a Finding
+naming the stack's resource, the key and the fix; `blocks` when the
+create would fail, `unchecked` when the API cannot tell (free huge pages
+per NUMA node are in no API; Placement and provider attributes answer
+admins only by default), `ok` otherwise. Nothing is created.
+
+The cloud is seen through the `openstack` client (cloud/openstack_cli),
+as prove sees it; Placement through its osc-placement plugin.
+"""
+
+import dataclasses
+
+from epa_chain.cloud import cloud_answers
+from epa_chain.validation import placement_rules
+
+SCHEMA = 'epa-chain/preflight/1'
+BLOCKS, UNCHECKED, OK = 'blocks', 'unchecked', 'ok'
+VERDICTS = (BLOCKS, UNCHECKED, OK)
+# The checks, in the order they are asked and reported.
+CHECKS = ('images', 'flavors', 'networks', 'capacity', 'quotas')
+SMALL_HOST = 'templates/environments/small-host.yaml'
+INTRA_NODE = 'templates/environments/intra-node.yaml'
+
+
+@dataclasses.dataclass(frozen=True)
+class Finding:
+    check: str
+    # The stack's resource ('vnf1.server') or the parameter it comes from.
+    resource: str
+    key: str
+    verdict: str
+    message: str
+    fix: str = ''
+
+    def as_dict(self):
+        return dataclasses.asdict(self)
+
+
+def check(needs, cloud):
+    """Every Finding of `needs` on `cloud` (a CloudView), in CHECKS order."""
+    findings = []
+    flavors = _flavors(needs, cloud, findings)
+    _images(needs, cloud, flavors, findings)
+    _networks(needs, cloud, findings)
+    _capacity(needs, cloud, flavors, findings)
+    _quotas(needs, cloud, flavors, findings)
+    return sorted(findings, key=lambda f: CHECKS.index(f.check))
+
+
+def passed(findings):
+    return not any(f.verdict == BLOCKS for f in findings)
+
+
+def _parameter(needs, value, default):
+    """The parameter that set `value`, else `default`."""
+    return needs.parameters.get(value, default)
+
+
+def _flavors(needs, cloud, findings):
+    """{server resource: Flavor}; findings of flavor creation and lookup."""
+    if needs.created_flavors:
+        sources = ', '.join(sorted(f.source for f in
+                                   needs.created_flavors.values()))
+        try:
+            admin = cloud.is_admin()
+        except cloud_answers.Unanswered as exc:
+            findings.append(Finding(
+                'flavors', sources, 'OS::Nova::Flavor', UNCHECKED,
+                'whether these credentials may create flavors (Nova\'s '
+                'os_compute_api:os-flavor-manage:create, admin by '
+                'default): %s' % _first_line(exc)))
+        else:
+            findings.append(Finding(
+                'flavors', sources, 'OS::Nova::Flavor',
+                OK if admin else BLOCKS,
+                'the stack creates its flavors: these credentials %s the '
+                'admin role' % ('have' if admin else 'lack'),
+                '' if admin else 'create the stack as an admin, or name '
+                'flavors an admin made (vnf_existing_flavor, '
+                'generator_existing_flavor)'))
+    per_server = {}
+    existing = {}
+    for server in needs.servers:
+        flavor = needs.created_flavors.get(server.flavor)
+        if flavor is None:
+            if server.flavor not in existing:
+                existing[server.flavor] = _existing_flavor(
+                    needs, cloud, server, findings)
+            flavor = existing[server.flavor]
+        if flavor is not None:
+            per_server[server.resource] = flavor
+    return per_server
+
+
+def _existing_flavor(needs, cloud, server, findings):
+    parameter = _parameter(needs, server.flavor, 'flavor')
+    try:
+        shown = cloud.flavor(server.flavor)
+    except cloud_answers.Unanswered as exc:
+        findings.append(Finding('flavors', server.resource, parameter,
+                                UNCHECKED, 'flavor %r: %s' % (
+                                    server.flavor, _first_line(exc))))
+        return None
+    if shown is None:
+        findings.append(Finding(
+            'flavors', server.resource, parameter, BLOCKS,
+            'flavor %r does not exist (or is not visible to this project)'
+            % server.flavor,
+            'create it with the EPA extra specs, or leave %s empty so the '
+            'stack creates one' % parameter))
+        return None
+    flavor, specs = shown, shown.extra_specs
+    if 'hw:mem_page_size' not in specs:
+        findings.append(Finding(
+            'flavors', server.resource, parameter, BLOCKS,
+            'flavor %r has no hw:mem_page_size: a guest on OVS-DPDK\'s '
+            'vhost-user ports needs its memory on huge pages' % server.flavor,
+            'openstack flavor set --property hw:mem_page_size=large %s'
+            % server.flavor))
+    else:
+        findings.append(Finding(
+            'flavors', server.resource, parameter, OK,
+            'flavor %r: %d vCPUs (%s), %d MB, %s' % (
+                server.flavor, flavor.vcpus, flavor.cpu_class, flavor.ram_mb,
+                ', '.join('%s=%s' % item for item in sorted(specs.items())
+                          if item[0].startswith('hw:')))))
+    return flavor
+
+
+def _images(needs, cloud, flavors, findings):
+    seen = set()
+    for server in needs.servers:
+        if server.image in seen:
+            continue
+        seen.add(server.image)
+        parameter = _parameter(needs, server.image, 'image')
+        try:
+            image = cloud.image(server.image)
+        except cloud_answers.Unanswered as exc:
+            findings.append(Finding('images', server.resource, parameter,
+                                    UNCHECKED, 'image %r: %s' % (
+                                        server.image, _first_line(exc))))
+            continue
+        if image is None:
+            findings.append(Finding(
+                'images', server.resource, parameter, BLOCKS,
+                'image %r is not in Glance (or not visible to this '
+                'project)' % server.image,
+                'build it (vnf_images/) and upload it as %r, or set %s to '
+                'an image that is' % (server.image, parameter)))
+            continue
+        status = image.get('status')
+        small = [s.resource for s in needs.servers
+                 if s.image == server.image and s.resource in flavors and
+                 int(image.get('min_ram') or 0) > flavors[s.resource].ram_mb]
+        if status != 'active':
+            findings.append(Finding(
+                'images', server.resource, parameter, BLOCKS,
+                'image %r is %s, not active' % (server.image, status),
+                'wait for the upload to finish or upload it again'))
+        elif small:
+            findings.append(Finding(
+                'images', ', '.join(small), parameter, BLOCKS,
+                'image %r asks min_ram %s MB, more than the flavor gives'
+                % (server.image, image.get('min_ram')),
+                'raise the flavor\'s RAM (vnf_ram, generator_ram)'))
+        else:
+            findings.append(Finding('images', server.resource, parameter, OK,
+                                    'image %r is active' % server.image))
+
+
+def _networks(needs, cloud, findings):
+    for name in needs.named_networks:
+        parameter = _parameter(needs, name, 'network')
+        try:
+            shown = cloud.network(name)
+        except cloud_answers.Unanswered as exc:
+            findings.append(Finding('networks', parameter, 'name', UNCHECKED,
+                                    'network %r: %s' % (
+                                        name, _first_line(exc))))
+            continue
+        findings.append(Finding(
+            'networks', parameter, 'name', OK if shown else BLOCKS,
+            'network %r %s' % (name, 'exists' if shown else
+                               'does not exist (or is not visible)'),
+            '' if shown else 'create it, or set %s to an existing network'
+            % parameter))
+    if not needs.networks:
+        return
+    try:
+        admin = cloud.is_admin()
+    except cloud_answers.Unanswered:
+        admin = None
+    if admin is False:
+        # Neutron's provider attributes are admin-only by default: to
+        # create them, and to see which VLANs other networks hold.
+        findings.append(Finding(
+            'networks', ', '.join(n.resource for n in needs.networks),
+            'physical_network, segmentation_id', BLOCKS,
+            'the stack creates provider VLAN networks, which Neutron lets '
+            'admins only create', 'create the stack as an admin, or have '
+            'an admin create the networks and set use_existing_networks'))
+        return
+    try:
+        ranges = cloud.vlan_ranges()
+    except cloud_answers.Unanswered as exc:
+        ranges = None
+        if needs.networks:
+            physnets = sorted({n.physical_network for n in needs.networks})
+            findings.append(Finding(
+                'networks', ', '.join(n.resource for n in needs.networks),
+                'physical_network', UNCHECKED,
+                'whether Neutron knows %s: %s' % (', '.join(physnets),
+                                                  _first_line(exc)),
+                'each must be in [ml2_type_vlan] network_vlan_ranges of '
+                'Neutron\'s ml2 configuration'))
+    for network in needs.networks:
+        vlan_parameter = network.resource.split('.')[0] + '_vlan'
+        if ranges is not None and network.physical_network not in ranges:
+            findings.append(Finding(
+                'networks', network.resource, 'physical_network', BLOCKS,
+                'Neutron has no VLAN range on %r (it has %s)' % (
+                    network.physical_network,
+                    ', '.join(sorted(map(str, ranges))) or 'none'),
+                'add %s to [ml2_type_vlan] network_vlan_ranges, or use a '
+                'physnet it has' % network.physical_network))
+            continue
+        try:
+            holders = cloud.vlan_networks(network.physical_network,
+                                          network.vlan)
+        except cloud_answers.Unanswered as exc:
+            findings.append(Finding(
+                'networks', network.resource, 'segmentation_id', UNCHECKED,
+                'whether VLAN %d on %s is free: %s' % (
+                    network.vlan, network.physical_network,
+                    _first_line(exc))))
+            continue
+        if holders:
+            findings.append(Finding(
+                'networks', network.resource, 'segmentation_id', BLOCKS,
+                'VLAN %d on %s is taken by network %s' % (
+                    network.vlan, network.physical_network,
+                    ', '.join(map(str, holders))),
+                'choose a free VLAN (%s), delete that network, or attach '
+                'to it with use_existing_networks' % vlan_parameter))
+        else:
+            findings.append(Finding(
+                'networks', network.resource, 'segmentation_id', OK,
+                'VLAN %d on %s is free%s' % (
+                    network.vlan, network.physical_network,
+                    _range_note(ranges, network))))
+
+
+def _range_note(ranges, network):
+    if ranges is None:
+        return ''
+    inside = [r for r in ranges[network.physical_network]
+              if r[0] <= network.vlan <= r[1]]
+    if inside:
+        return ' (in Neutron\'s range %d-%d)' % inside[0]
+    # ML2 lets an admin's provider network use any VLAN of a physnet it
+    # has a range on; the range is what tenant networks are given.
+    return ' (outside Neutron\'s tenant ranges, which a provider network ' \
+        'may use)'
+
+
+def _capacity(needs, cloud, flavors, findings):
+    demands = [(server.resource, flavors[server.resource])
+               for server in needs.servers if server.resource in flavors]
+    if not demands:
+        return
+    pages = sorted({f.extra_specs.get('hw:mem_page_size') for _, f in demands
+                    if f.extra_specs.get('hw:mem_page_size')})
+    if pages:
+        findings.append(Finding(
+            'capacity', 'hw:mem_page_size', ', '.join(pages), UNCHECKED,
+            'free huge pages per NUMA node are in no OpenStack API: '
+            'Placement counts MEMORY_MB only',
+            'see /sys/devices/system/node/node*/hugepages on the compute '
+            'hosts'))
+    try:
+        providers = cloud.providers()
+    except cloud_answers.Unanswered as exc:
+        findings.append(Finding(
+            'capacity', 'Placement', 'PCPU, VCPU, MEMORY_MB', UNCHECKED,
+            'compute capacity: %s' % _first_line(exc),
+            'run preflight with admin credentials (Placement\'s default '
+            'policy) and osc-placement installed'))
+        return
+    pinned = [(resource, flavor) for resource, flavor in demands
+              if flavor.cpu_class == 'PCPU']
+    if pinned and not any(p.resources.get('PCPU', (0, 0))[0] > 0
+                          for p in providers):
+        sources = sorted({flavor.source for _, flavor in pinned})
+        findings.append(Finding(
+            'capacity', ', '.join(sources), 'hw:cpu_policy', BLOCKS,
+            'the flavors ask dedicated CPUs (PCPU) and no compute host '
+            'reports PCPU: Nova\'s [compute] cpu_dedicated_set is unset on '
+            'every host (%d in Placement)' % len(providers),
+            'set [compute] cpu_dedicated_set on the compute hosts, or '
+            'create with -e %s (cpu_policy: shared)' % SMALL_HOST))
+        return
+    verdict, message = _fit(demands, providers, needs.server_group_policy)
+    findings.append(Finding(
+        'capacity', ', '.join(resource for resource, _ in demands),
+        'PCPU, VCPU, MEMORY_MB', verdict, message,
+        '' if verdict == OK else _capacity_fix(needs, demands, providers)))
+
+
+def _capacity_fix(needs, demands, providers):
+    if (needs.server_group_policy == 'anti-affinity' and
+            len(providers) < len(demands)):
+        return ('anti-affinity puts each of the %d servers on its own '
+                'compute host and Placement has %d: create with -e %s, or '
+                'set %s to soft-anti-affinity' % (
+                    len(demands), len(providers), INTRA_NODE,
+                    placement_rules.POLICY_PARAMETER))
+    return ('free capacity on the compute hosts, or ask less (vnf_vcpus, '
+            'vnf_ram, generator_vcpus, generator_ram; -e %s)' % SMALL_HOST)
+
+
+def _fit(demands, providers, policy):
+    """(verdict, message): do the servers fit the providers' free room?"""
+    free = {p.name: {rc: p.free(rc) for rc in cloud_answers.RESOURCE_CLASSES}
+            for p in providers}
+    total = {}
+    for _, flavor in demands:
+        for rc, amount in flavor.demand().items():
+            total[rc] = total.get(rc, 0) + amount
+    asked = ', '.join('%s %d' % item for item in sorted(total.items()))
+    room = '; '.join('%s: %s' % (name, ', '.join(
+        '%s %d' % (rc, amount) for rc, amount in sorted(left.items())))
+        for name, left in sorted(free.items())) or 'no compute host'
+
+    def fits(left, demand):
+        return all(left.get(rc, 0) >= amount for rc, amount in demand.items())
+
+    if policy == 'affinity':
+        hosts = [name for name, left in free.items() if fits(left, total)]
+        ok = bool(hosts)
+        shape = 'one host with %s (affinity)' % asked
+    else:
+        # First fit, largest first: a host per server under anti-affinity.
+        ordered = sorted(demands, key=lambda d: -sum(d[1].demand().values()))
+        left = {name: dict(room_) for name, room_ in free.items()}
+        used_hosts = set()
+        ok = True
+        for _, flavor in ordered:
+            demand = flavor.demand()
+            for name in sorted(left):
+                if policy == 'anti-affinity' and name in used_hosts:
+                    continue
+                if fits(left[name], demand):
+                    for rc, amount in demand.items():
+                        left[name][rc] -= amount
+                    used_hosts.add(name)
+                    break
+            else:
+                ok = False
+        shape = '%s over %s' % (asked, 'a host per server (anti-affinity)'
+                                if policy == 'anti-affinity' else
+                                'the hosts')
+    return (OK if ok else BLOCKS,
+            '%s %s; free: %s' % ('room for' if ok else 'no room for',
+                                 shape, room))
+
+
+def _quotas(needs, cloud, flavors, findings):
+    demands = [flavors[s.resource] for s in needs.servers
+               if s.resource in flavors]
+    try:
+        limits = cloud.compute_limits()
+    except cloud_answers.Unanswered as exc:
+        findings.append(Finding('quotas', 'compute', 'cores, ram, instances',
+                                UNCHECKED, _first_line(exc)))
+        return
+    asked = {'cores': sum(f.vcpus for f in demands),
+             'ram': sum(f.ram_mb for f in demands),
+             'instances': len(needs.servers)}
+    for name, amount in asked.items():
+        if name not in limits:
+            continue
+        limit, used = limits[name]
+        left = limit - used if limit >= 0 else None
+        blocked = left is not None and amount > left
+        findings.append(Finding(
+            'quotas', 'compute', name, BLOCKS if blocked else OK,
+            '%s: the chain asks %d%s, the project has %s left' % (
+                name, amount, ' MB' if name == 'ram' else '',
+                'unlimited' if left is None else left),
+            'raise the project\'s quota (openstack quota set --%s)' % name
+            if blocked else ''))
+
+
+def _first_line(exc):
+    text = str(exc).strip()
+    return text.splitlines()[-1] if text else type(exc).__name__
+
+
+def document(findings, template=''):
+    """The JSON results document of a preflight."""
+    return {'schema': SCHEMA, 'template': template,
+            'passed': passed(findings),
+            'findings': [f.as_dict() for f in findings]}
+
+
+def table(findings):
+    """The findings as a text table, blockers first within each check."""
+    rows = [('CHECK', 'VERDICT', 'RESOURCE', 'KEY', 'WHAT / FIX')]
+    for f in sorted(findings, key=lambda f: (CHECKS.index(f.check),
+                                             VERDICTS.index(f.verdict))):
+        rows.append((f.check, f.verdict.upper(), f.resource, f.key,
+                     f.message + ('; fix: ' + f.fix if f.fix else '')))
+    widths = [max(len(row[i]) for row in rows) for i in range(4)]
+    return '\n'.join('  '.join([cell.ljust(width) for cell, width in
+                                zip(row[:4], widths)] + [row[4]]).rstrip()
+                     for row in rows)

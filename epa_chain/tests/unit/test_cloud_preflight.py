@@ -1,0 +1,327 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
+"""Preflight: the shipped stacks' needs, against what a cloud answered.
+
+The cloud is the single-host cloud's own answers, recorded from the
+`openstack` client (fixtures/preflight/single-host-cloud.json) and
+replayed through OpenStackCLI's subprocess seam, so the parsing of the
+client's JSON is the code under test too; variants change one answer
+(a host with PCPU, a non-admin user, a taken VLAN). The cloud test runs
+the same commands against the live cloud.
+"""
+
+import contextlib
+import copy
+import io
+import json
+import os
+
+import fixtures
+import testtools
+
+from epa_chain import cli
+from epa_chain.cloud import cloud_answers
+from epa_chain.cloud import openstack_cli
+from epa_chain.cloud import preflight
+from epa_chain.cloud import stack_needs
+from epa_chain.hot import resolve
+from epa_chain.tests import repo
+from epa_chain.tests.unit import recorded_cloud
+
+PVP = os.path.join(repo.TEMPLATES, 'presets', 'pvp-bidir.yaml')
+VECPE = os.path.join(repo.TEMPLATES, 'presets', 'vecpe-bidir.yaml')
+SMALL_HOST = os.path.join(repo.TEMPLATES, 'environments', 'small-host.yaml')
+INTER_NODE = os.path.join(repo.TEMPLATES, 'environments', 'inter-node.yaml')
+INVENTORY = recorded_cloud.INVENTORY
+
+
+def _resolved(*environments, **parameters):
+    return resolve.resolve(repo.CHAIN, list(environments), parameters,
+                           allow_outside=True)
+
+
+def _check(answers, *environments, **parameters):
+    client = recorded_cloud.ReplayedClient(answers)
+    cloud = cloud_answers.CloudView(openstack_cli.OpenStackCLI(
+        'epa-chain', run=client))
+    findings = preflight.check(
+        stack_needs.needs_of(_resolved(*environments, **parameters)), cloud)
+    return findings, client
+
+
+class Overrides(fixtures.Fixture):
+    """An environment file of parameters, given after the preset's.
+
+    What a user writes to change a preset's value: Heat merges each
+    environment file's parameters over --parameter.
+    """
+
+    def __init__(self, **parameters):
+        self.parameters = parameters
+
+    def _setUp(self):
+        directory = self.useFixture(fixtures.TempDir()).path
+        self.path = os.path.join(directory, 'overrides.yaml')
+        with open(self.path, 'w') as stream:
+            json.dump({'parameters': self.parameters}, stream)
+
+
+def _blockers(findings):
+    return [f for f in findings if f.verdict == preflight.BLOCKS]
+
+
+class NeedsTest(testtools.TestCase):
+
+    def test_pvp_as_shipped_asks_pinned_cpus(self):
+        needs = stack_needs.needs_of(_resolved(PVP))
+        self.assertEqual(['generator.server', 'vnf1.server'],
+                         sorted(s.resource for s in needs.servers))
+        self.assertEqual({'PCPU'}, {f.cpu_class for f in
+                                    needs.created_flavors.values()})
+        self.assertEqual({('physnet1', 1001), ('physnet2', 2001)},
+                         {(n.physical_network, n.vlan)
+                          for n in needs.networks})
+        self.assertEqual(('private',), needs.named_networks)
+        self.assertEqual('vnf_image', needs.parameters['epa-chain-vnf'])
+
+    def test_small_host_asks_shared_cpus_and_no_generator_for_vecpe(self):
+        needs = stack_needs.needs_of(_resolved(VECPE, SMALL_HOST))
+        self.assertEqual(3, len(needs.servers))
+        (flavor,) = needs.created_flavors.values()
+        self.assertEqual('VCPU', flavor.cpu_class)
+        self.assertEqual({'VCPU': 2, 'MEMORY_MB': 2048}, flavor.demand())
+        self.assertEqual(4, len(needs.networks))
+
+    def test_an_existing_flavor_is_named_not_created(self):
+        needs = stack_needs.needs_of(_resolved(
+            PVP, SMALL_HOST, vnf_existing_flavor='epa-small-pages'))
+        self.assertEqual(['generator_flavor.flavor'],
+                         [f.source for f in needs.created_flavors.values()])
+        vnf = [s for s in needs.servers if s.resource == 'vnf1.server']
+        self.assertEqual('epa-small-pages', vnf[0].flavor)
+
+
+class PreflightTest(testtools.TestCase):
+
+    def test_pinned_preset_on_a_host_without_pcpu_is_blocked(self):
+        findings, _ = _check(recorded_cloud.answers(), PVP)
+        (blocker,) = _blockers(findings)
+        self.assertEqual('capacity', blocker.check)
+        self.assertEqual('hw:cpu_policy', blocker.key)
+        self.assertIn('no compute host reports PCPU', blocker.message)
+        self.assertIn('cpu_dedicated_set', blocker.fix)
+        self.assertIn(preflight.SMALL_HOST, blocker.fix)
+        self.assertIn('generator_flavor.flavor', blocker.resource)
+        self.assertFalse(preflight.passed(findings))
+
+    def test_small_host_passes_and_says_what_it_could_not_check(self):
+        findings, _ = _check(recorded_cloud.answers(), PVP, SMALL_HOST)
+        self.assertEqual([], _blockers(findings))
+        self.assertTrue(preflight.passed(findings))
+        verdicts = {(f.check, f.key): f for f in findings}
+        capacity = verdicts[('capacity', 'PCPU, VCPU, MEMORY_MB')]
+        self.assertEqual(preflight.OK, capacity.verdict)
+        # 2 VCPU x 16 and (24105 - 512) MB x 1.5 on the recorded host,
+        # which ran a 1-VNF chain (4 VCPU, 4096 MB) when asked.
+        self.assertIn('VCPU 28', capacity.message)
+        self.assertIn('MEMORY_MB 31293', capacity.message)
+        self.assertEqual(preflight.UNCHECKED,
+                         verdicts[('capacity', 'large')].verdict)
+        self.assertEqual(preflight.OK, verdicts[('quotas', 'cores')].verdict)
+        vlans = [f.message for f in findings if f.key == 'segmentation_id']
+        self.assertEqual(["VLAN 1001 on physnet1 is free (in Neutron's range "
+                          "1000-1010)", "VLAN 2001 on physnet2 is free (in "
+                          "Neutron's range 2000-2010)"], vlans)
+        self.assertEqual(
+            ['images', 'images', 'flavors', 'networks', 'networks',
+             'networks', 'capacity', 'capacity', 'quotas', 'quotas',
+             'quotas'],
+            [f.check for f in findings])
+
+    def test_a_host_with_pcpu_takes_the_pinned_preset(self):
+        answers = recorded_cloud.answers()
+        inventory = copy.deepcopy(answers[INVENTORY])
+        inventory['stdout'].append({
+            'resource_class': 'PCPU', 'allocation_ratio': 1.0,
+            'min_unit': 1, 'max_unit': 6, 'reserved': 0, 'step_size': 1,
+            'total': 6, 'used': 0})
+        answers[INVENTORY] = inventory
+        findings, _ = _check(answers, PVP)
+        self.assertEqual([], _blockers(findings))
+        capacity = [f for f in findings if f.check == 'capacity' and
+                    f.verdict == preflight.OK]
+        self.assertIn('PCPU 6', capacity[0].message)
+
+    def test_too_few_pinned_cpus_block_with_the_numbers(self):
+        answers = recorded_cloud.answers()
+        inventory = copy.deepcopy(answers[INVENTORY])
+        inventory['stdout'].append({
+            'resource_class': 'PCPU', 'allocation_ratio': 1.0,
+            'reserved': 1, 'total': 4})
+        answers[INVENTORY] = inventory
+        (blocker,) = _blockers(_check(answers, PVP)[0])
+        self.assertIn('no room for MEMORY_MB 6144, PCPU 6 over the hosts',
+                      blocker.message)
+        self.assertIn('PCPU 3', blocker.message)
+
+    def test_anti_affinity_on_one_host_names_the_environment(self):
+        findings, _ = _check(recorded_cloud.answers(), VECPE, SMALL_HOST,
+                             INTER_NODE)
+        (blocker,) = _blockers(findings)
+        self.assertIn('a host per server (anti-affinity)', blocker.message)
+        self.assertIn('each of the 3 servers on its own compute host and '
+                      'Placement has 1', blocker.fix)
+        self.assertIn('intra-node.yaml', blocker.fix)
+
+    def test_a_missing_image_names_the_parameter(self):
+        findings, _ = _check(recorded_cloud.answers(), PVP, SMALL_HOST,
+                             vnf_image='no-such-image')
+        (blocker,) = _blockers(findings)
+        self.assertEqual(('images', 'vnf1.server', 'vnf_image'),
+                         (blocker.check, blocker.resource, blocker.key))
+        self.assertIn("'no-such-image' is not in Glance", blocker.message)
+
+    def test_an_existing_flavor_needs_huge_pages(self):
+        findings, _ = _check(recorded_cloud.answers(), PVP, SMALL_HOST,
+                             vnf_existing_flavor='m1.plain')
+        (blocker,) = _blockers(findings)
+        self.assertEqual(('flavors', 'vnf1.server', 'vnf_existing_flavor'),
+                         (blocker.check, blocker.resource, blocker.key))
+        self.assertIn('hw:mem_page_size', blocker.message)
+        self.assertIn('openstack flavor set --property '
+                      'hw:mem_page_size=large m1.plain', blocker.fix)
+
+    def test_an_existing_flavor_with_huge_pages_counts_its_own_size(self):
+        findings, _ = _check(recorded_cloud.answers(), PVP, SMALL_HOST,
+                             vnf_existing_flavor='epa-small-pages')
+        self.assertEqual([], _blockers(findings))
+        shown = [f for f in findings if f.key == 'vnf_existing_flavor']
+        self.assertIn('2 vCPUs (VCPU), 2048 MB', shown[0].message)
+
+    def test_a_missing_existing_flavor_blocks(self):
+        (blocker,) = _blockers(_check(
+            recorded_cloud.answers(), PVP, SMALL_HOST,
+            vnf_existing_flavor='no-such-flavor')[0])
+        self.assertIn("flavor 'no-such-flavor' does not exist",
+                      blocker.message)
+
+    def test_a_taken_vlan_names_the_network_and_the_parameter(self):
+        taken = self.useFixture(Overrides(
+            net0_physical_network='management', net0_vlan=100))
+        findings, _ = _check(recorded_cloud.answers(), PVP, SMALL_HOST,
+                             taken.path)
+        (blocker,) = _blockers(findings)
+        self.assertEqual(('networks', 'net0.network', 'segmentation_id'),
+                         (blocker.check, blocker.resource, blocker.key))
+        self.assertIn('VLAN 100 on management is taken by network private',
+                      blocker.message)
+        self.assertIn('net0_vlan', blocker.fix)
+
+    def test_a_physnet_neutron_has_no_range_for_blocks(self):
+        unknown = self.useFixture(Overrides(
+            net1_physical_network='physnet9'))
+        findings, _ = _check(recorded_cloud.answers(), PVP, SMALL_HOST,
+                             unknown.path)
+        (blocker,) = _blockers(findings)
+        self.assertEqual(('net1.network', 'physical_network'),
+                         (blocker.resource, blocker.key))
+        self.assertIn("no VLAN range on 'physnet9'", blocker.message)
+
+    def test_without_segment_ranges_the_physnets_are_unchecked(self):
+        answers = recorded_cloud.answers()
+        extensions = 'extension list --network -f json'
+        answers[extensions] = {'returncode': 0, 'stdout': [
+            e for e in answers[extensions]['stdout']
+            if e['Alias'] != 'network-segment-range'], 'stderr': ''}
+        findings, _ = _check(answers, PVP, SMALL_HOST)
+        self.assertTrue(preflight.passed(findings))
+        physnets = [f for f in findings if f.key == 'physical_network']
+        self.assertEqual(preflight.UNCHECKED, physnets[0].verdict)
+        self.assertIn('network_vlan_ranges', physnets[0].fix)
+
+    def test_a_member_may_not_create_flavors_or_provider_networks(self):
+        answers = recorded_cloud.answers()
+        roles = 'role assignment list --auth-user --auth-project ' \
+                '--effective --names -f json'
+        answers[roles] = {'returncode': 0, 'stdout': [
+            {'Role': 'member', 'Project': 'demo@Default'}], 'stderr': ''}
+        findings, _ = _check(answers, PVP, SMALL_HOST)
+        self.assertEqual(['flavors', 'networks'],
+                         [f.check for f in _blockers(findings)])
+        self.assertIn('vnf_existing_flavor', _blockers(findings)[0].fix)
+        self.assertIn('use_existing_networks', _blockers(findings)[1].fix)
+
+    def test_without_osc_placement_capacity_is_unchecked(self):
+        answers = recorded_cloud.answers()
+        del answers['resource provider list -f json']
+        findings, _ = _check(answers, PVP)
+        # The PCPU question cannot be answered: not a pass, not a block.
+        self.assertTrue(preflight.passed(findings))
+        capacity = [f for f in findings if f.key == 'PCPU, VCPU, MEMORY_MB']
+        self.assertEqual(preflight.UNCHECKED, capacity[0].verdict)
+        self.assertIn('osc-placement', capacity[0].message)
+
+    def test_quota_short_of_cores_blocks(self):
+        answers = recorded_cloud.answers()
+        limits = 'limits show --absolute -f json'
+        answers[limits] = {'returncode': 0, 'stdout': [
+            {'Name': 'max_total_cores', 'Value': 4},
+            {'Name': 'total_cores_used', 'Value': 1}], 'stderr': ''}
+        (blocker,) = _blockers(_check(answers, PVP, SMALL_HOST)[0])
+        self.assertEqual(('quotas', 'cores'), (blocker.check, blocker.key))
+        self.assertIn('asks 4, the project has 3 left', blocker.message)
+
+    def test_names_are_never_options_of_the_client(self):
+        _, client = _check(recorded_cloud.answers(), PVP, SMALL_HOST,
+                           vnf_image='--os-auth-url=http://evil')
+        shown = [argv for argv in client.asked
+                 if argv[3:5] in (['image', 'show'], ['flavor', 'show'])]
+        self.assertEqual(2, len(shown))
+        for argv in shown:
+            self.assertEqual('--', argv[-2], argv)
+
+    def test_table_and_document(self):
+        findings, _ = _check(recorded_cloud.answers(), PVP)
+        text = preflight.table(findings)
+        self.assertTrue(text.startswith('CHECK'))
+        self.assertIn('BLOCKS', text)
+        document = preflight.document(findings, 'templates/chain.yaml')
+        self.assertEqual(preflight.SCHEMA, document['schema'])
+        self.assertFalse(document['passed'])
+        self.assertEqual(len(findings), len(document['findings']))
+
+
+class CommandTest(testtools.TestCase):
+
+    def _main(self, *argv):
+        out, err = io.StringIO(), io.StringIO()
+        with contextlib.redirect_stdout(out), \
+                contextlib.redirect_stderr(err):
+            status = cli.main(['preflight'] + list(argv))
+        return status, out.getvalue(), err.getvalue()
+
+    def test_usage_errors_are_refused_before_the_cloud(self):
+        status, _, err = self._main('--os-cloud=-x', repo.CHAIN)
+        self.assertEqual(2, status)
+        self.assertIn('--os-cloud', err)
+        status, _, err = self._main(repo.CHAIN, '--parameter', 'novalue')
+        self.assertEqual(2, status)
+        self.assertIn('KEY=VALUE', err)
+        status, _, err = self._main(repo.CHAIN, '--stack-name=-bad')
+        self.assertEqual(2, status)
+
+    def test_a_template_heat_refuses_is_said(self):
+        status, _, err = self._main(repo.CHAIN, '--parameter',
+                                    'vnf_count=7')
+        self.assertEqual(1, status)
+        self.assertIn('vnf_count', err)
