@@ -30,10 +30,13 @@ ending at its tester on the provider VLANs,
     tools/single-host-cloud tester down
     openstack stack delete --wait vecpe
 
-and tools/single-host-cloud down, after which nothing it started or made
-may be left. The cloud comes down however the run ends: a failure in
-set-up (a class cleanup), or SIGTERM, SIGHUP or SIGINT (the running command
-is stopped, then `down`). Needs root, and takes tens of minutes: run only with
+the TOSCA PVP chain translated (`epa-chain translate tosca/pvp.yaml
+-i tosca/presets/pvp-bidir.yaml`), created unedited beside
+small-host.yaml and proven, and tools/single-host-cloud down, after
+which nothing it started or made may be left. The cloud comes down
+however the run ends: a failure in set-up (a class cleanup), or SIGTERM,
+SIGHUP or SIGINT (the running command is stopped, then `down`). Needs
+root, and takes tens of minutes: run only with
 EPA_CHAIN_CLOUD_TEST=1 (`tox -e cloud` sets it), EPA_CHAIN_DEVSTACK_SOURCE
 (the devstack tarball whose functions the plugin's code runs with) and
 EPA_CHAIN_PROX_SOURCE (PROX for the image). Progress goes to stderr.
@@ -84,6 +87,10 @@ TESTER_MEASURE = ['--frame-sizes', '68', '--direction', 'bi',
                   '--latency-duration', '5', '--invalid-trial-retries', '3',
                   '--generator-option', 'rate_tolerance=0.1']
 LATENCY_BUCKET_SHIFT = '21'
+# A TOSCA chain on the real Heat: the PVP service template and its preset
+# (the vE-CPE one was proven the same way by hand).
+TOSCA_PVP = os.path.join(repo.TOSCA, 'pvp.yaml')
+TOSCA_PVP_PRESET = os.path.join(repo.TOSCA, 'presets', 'pvp-bidir.yaml')
 IN_STACK_GENERATOR = os.path.join(repo.TEMPLATES, 'environments',
                                   'in-stack-generator.yaml')
 SMALL_HOST = os.path.join(repo.TEMPLATES, 'environments', 'small-host.yaml')
@@ -573,6 +580,60 @@ class SingleHostCloudTest(unittest.TestCase):
             self.assertEqual(1, len(said), proved.stdout[-2000:])
             self.assertIn('server_group_policy anti-affinity needs a compute '
                           'host per server', said[0])
+        finally:
+            deleted = self._delete_stack(stack)
+        self.assertEqual(0, deleted.returncode, deleted.stdout[-3000:])
+        self._assert_nothing_left()
+
+    def test_1_tosca_translated_is_created_unedited_and_proven(self):
+        # The TOSCA PVP service template with its preset, translated by
+        # heat-translator, then created as written with small-host.yaml
+        # beside it (the TOSCA chains declare no small-host variant: the
+        # HOT environment's parameters are the translated template's).
+        stack = STACK + '-tosca-pvp'
+        translated = os.path.join(os.environ.get('TMPDIR', '/tmp'),
+                                  'epa-chain-cloud-tosca-pvp.yaml')
+        started = time.monotonic()
+        _run([sys.executable, '-m', 'epa_chain.cli', 'translate',
+              TOSCA_PVP, '-i', TOSCA_PVP_PRESET, '-o', translated],
+             timeout=600)
+        self.timings['tosca_translate_s'] = round(time.monotonic() - started)
+        proof_file = os.path.join(os.environ.get('TMPDIR', '/tmp'),
+                                  'epa-chain-cloud-tosca-proof.json')
+        try:
+            started = time.monotonic()
+            created = _run(['openstack', '--os-cloud', CLOUD, 'stack',
+                            'create', '-t', translated, '-e', SMALL_HOST,
+                            '--wait', stack], check=False, timeout=1800)
+            self.timings['tosca_create_s'] = round(time.monotonic() - started)
+            self.assertEqual(0, created.returncode, created.stdout[-4000:])
+            started = time.monotonic()
+            proved = _run([sys.executable, '-m', 'epa_chain.cli', 'prove',
+                           '--os-cloud', CLOUD, stack, '--ready-timeout',
+                           str(READY_TIMEOUT), '--load-fraction',
+                           PROOF_LOAD_FRACTION, '--attempts', PROOF_ATTEMPTS,
+                           '--json', proof_file], check=False,
+                          timeout=READY_TIMEOUT + 600)
+            self.timings['tosca_prove_s'] = round(time.monotonic() - started)
+            _log(proved.stdout[-3000:])
+            with open(proof_file) as stream:
+                proof = json.load(stream)
+            self.assertTrue(proof['proven'], proof.get('error'))
+            self.assertEqual(0, proved.returncode, proved.stdout[-3000:])
+            self.timings['tosca_ready_after_s'] = proof['ready_after_s']
+            self.assertEqual(['forward', 'reverse'],
+                             [d['direction'] for d in proof['directions']])
+            for direction in proof['directions']:
+                # The in-stack generator's two ends around the one VNF.
+                self.assertEqual(2, direction['hops'].count(
+                    stack + '-generator:'), direction['hops'])
+                self.assertEqual(2, direction['hops'].count(
+                    stack + '-vnf1:'), direction['hops'])
+                self.assertGreater(direction['rx_frames'], 0)
+                for hop in direction['hop_counts']:
+                    self.assertGreaterEqual(
+                        hop['frames'], direction['tx_frames'] * 0.99, hop)
+            self.assertEqual(2, len(proof['servers']), proof['servers'])
         finally:
             deleted = self._delete_stack(stack)
         self.assertEqual(0, deleted.returncode, deleted.stdout[-3000:])
