@@ -13,6 +13,7 @@
 """One benchmark scenario from start to end, free of Tempest.
 
 resolve the stack offline (Heat's refusal stops here, nothing created)
+-> preflight (a cloud that cannot host it stops here, nothing created)
 -> create it -> wait for CREATE_COMPLETE -> wait until every node of the
 resolved stack reports ready -> check every direction forwards -> for
 each frame size x flow count, run the configured campaign (search, then
@@ -30,9 +31,11 @@ import time
 from epa_chain.cloud import budget as budget_mod
 from epa_chain.cloud import hop_check
 from epa_chain.cloud import placement
+from epa_chain.cloud import preflight
 from epa_chain.cloud import readiness
 from epa_chain.cloud import results
 from epa_chain.cloud import stack as stack_mod
+from epa_chain.cloud import stack_needs
 from epa_chain import generators
 from epa_chain.measurement import campaign
 from epa_chain.measurement import report
@@ -67,13 +70,17 @@ class ChainBenchmark:
     (the Tempest plugin's services/clients.py TempestCompute);
     generator_factory(endpoint) ->
     an epa_chain Generator (default: PROX, with the options' rate
-    tolerance).
+    tolerance); answers: preflight's questions of the cloud (a
+    cloud_answers.CloudView, or the plugin's TempestCloudAnswers), asked
+    before the stack is created; None skips preflight.
     """
 
     def __init__(self, options, stacks, compute, add_cleanup,
                  generator_factory=None, ready_interval=10.0,
-                 clock=time.monotonic, sleep=time.sleep, budget=None):
+                 clock=time.monotonic, sleep=time.sleep, budget=None,
+                 answers=None):
         self.options = options
+        self.answers = answers
         # The test's timeout (budget.Budget); unlimited without one.
         self.budget = budget or budget_mod.Budget(None, clock=clock)
         self.stacks = stacks
@@ -99,6 +106,7 @@ class ChainBenchmark:
         self.stacks.release_segments(
             stack_mod.resolved_segments(resolved, chain_length),
             self.options.stack_delete_timeout)
+        self.preflight(resolved)
         stack_id = self.stacks.create(args)
         self.add_cleanup(functools.partial(
             self.stacks.delete, stack_id, self.options.stack_delete_timeout))
@@ -118,6 +126,22 @@ class ChainBenchmark:
                                    interval=self.ready_interval,
                                    clock=self.clock, sleep=self.sleep)
         return outputs, where
+
+    def preflight(self, resolved):
+        """BenchmarkError, nothing created, when the cloud cannot host it.
+
+        The findings are logged either way: what was checked, and what
+        no API could show.
+        """
+        if self.answers is None:
+            return
+        findings = preflight.check(stack_needs.needs_of(resolved),
+                                   self.answers)
+        if not preflight.passed(findings):
+            raise BenchmarkError('preflight: the cloud cannot host the '
+                                 'stack (nothing created):\n%s'
+                                 % preflight.table(findings))
+        LOG.info('Preflight:\n%s', preflight.table(findings))
 
     def measure(self, outputs, chain_length, direction, where=None):
         """Hop check, then every campaign; return the files written.

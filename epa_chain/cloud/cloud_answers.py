@@ -29,6 +29,9 @@ from epa_chain.cloud import stack_needs
 # What the client says when the thing asked for does not exist.
 _NOT_FOUND = re.compile(r'No (Image|Flavor|Network) found|Could not find|'
                         r'not found|No .* with a name or ID', re.I)
+NO_SEGMENT_RANGES = ('Neutron has no network-segment-range extension: its '
+                     'VLAN ranges are only in its ml2 configuration')
+SEGMENT_RANGE_EXTENSION = 'network-segment-range'
 # Placement's resource classes a chain's servers take.
 RESOURCE_CLASSES = ('PCPU', 'VCPU', 'MEMORY_MB')
 # {quota: (Nova's absolute limit, its usage)}, as `limits show --absolute`
@@ -129,21 +132,16 @@ class CloudView:
         """
         try:
             extensions = self.cli.json('extension', 'list', '--network')
-            if not any(item.get('Alias') == 'network-segment-range'
+            if not any(item.get('Alias') == SEGMENT_RANGE_EXTENSION
                        for item in extensions):
-                raise Unanswered('Neutron has no network-segment-range '
-                                 'extension: its VLAN ranges are only in '
-                                 'its ml2 configuration')
+                raise Unanswered(NO_SEGMENT_RANGES)
             ranges = self.cli.json('network', 'segment', 'range', 'list',
                                    '--long')
         except openstack_cli.CLIError as exc:
             raise Unanswered(str(exc))
-        found = {}
-        for item in ranges:
-            if item.get('Network Type') == 'vlan':
-                found.setdefault(item.get('Physical Network'), []).append(
-                    (int(item['Minimum ID']), int(item['Maximum ID'])))
-        return found
+        return vlan_ranges_of(
+            (item.get('Network Type'), item.get('Physical Network'),
+             item['Minimum ID'], item['Maximum ID']) for item in ranges)
 
     def providers(self):
         """The Providers of Placement with compute inventory."""
@@ -155,17 +153,11 @@ class CloudView:
                                           'list', names=[item['uuid']])
                 usage = self.cli.json('resource', 'provider', 'usage',
                                       'show', names=[item['uuid']])
-                used = {u['resource_class']: int(u['usage']) for u in usage}
-                resources = {}
-                for record in inventory:
-                    name = record['resource_class']
-                    if name in RESOURCE_CLASSES:
-                        capacity = int((int(record['total']) -
-                                        int(record['reserved'])) *
-                                       float(record['allocation_ratio']))
-                        resources[name] = (capacity, used.get(name, 0))
-                if resources:
-                    providers.append(Provider(item['name'], resources))
+                provider = provider_of(
+                    item['name'], {r['resource_class']: r for r in inventory},
+                    {u['resource_class']: u['usage'] for u in usage})
+                if provider is not None:
+                    providers.append(provider)
         except openstack_cli.CLIError as exc:
             text = str(exc)
             if 'resource provider' in text and ('Unknown command' in text or
@@ -176,20 +168,50 @@ class CloudView:
         return providers
 
     def compute_limits(self):
-        """{quota: (limit, used)} of Nova's absolute limits (-1 unlimited).
-
-        Quotas the cloud does not report are left out.
-        """
+        """limits_of Nova's absolute limits."""
         try:
             rows = self.cli.json('limits', 'show', '--absolute')
         except openstack_cli.CLIError as exc:
             raise Unanswered(str(exc))
-        values = {row['Name']: int(row['Value']) for row in rows}
-        found = {}
-        for quota, (limit_names, used_names) in _COMPUTE_LIMITS.items():
-            limit = next((values[n] for n in limit_names if n in values),
-                         None)
-            if limit is not None:
-                found[quota] = (limit, next(
-                    (values[n] for n in used_names if n in values), 0))
-        return found
+        return limits_of({row['Name']: row['Value'] for row in rows})
+
+
+def provider_of(name, inventories, usages):
+    """A Provider of Placement's inventories and usages, or None.
+
+    `inventories` {resource class: {total, reserved, allocation_ratio}}
+    and `usages` {resource class: used}, as the API gives them; None for
+    a provider without compute inventory (a sharing or NUMA child).
+    """
+    resources = {}
+    for resource_class, record in inventories.items():
+        if resource_class in RESOURCE_CLASSES:
+            capacity = int((int(record['total']) - int(record['reserved'])) *
+                           float(record['allocation_ratio']))
+            resources[resource_class] = (
+                capacity, int(usages.get(resource_class, 0)))
+    return Provider(name, resources) if resources else None
+
+
+def vlan_ranges_of(ranges):
+    """{physnet: [(min, max)]} of (type, physnet, min, max) segment ranges."""
+    found = {}
+    for network_type, physnet, minimum, maximum in ranges:
+        if network_type == 'vlan':
+            found.setdefault(physnet, []).append((int(minimum), int(maximum)))
+    return found
+
+
+def limits_of(values):
+    """{quota: (limit, used)} of Nova's absolute limits {name: value}.
+
+    -1 is unlimited; quotas the cloud does not report are left out.
+    """
+    found = {}
+    for quota, (limit_names, used_names) in _COMPUTE_LIMITS.items():
+        limit = next((int(values[n]) for n in limit_names if n in values),
+                     None)
+        if limit is not None:
+            found[quota] = (limit, next(
+                (int(values[n]) for n in used_names if n in values), 0))
+    return found

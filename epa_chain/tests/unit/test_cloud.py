@@ -37,7 +37,9 @@ import testtools
 from epa_chain.chain import directions as chain_directions
 from epa_chain.chain import readiness as node_readiness
 from epa_chain.cloud import budget
+from epa_chain.cloud import cloud_answers
 from epa_chain.cloud import hop_check
+from epa_chain.cloud import openstack_cli
 from epa_chain.cloud import options as opts
 from epa_chain.cloud import readiness
 from epa_chain.cloud import stack
@@ -46,6 +48,7 @@ from epa_chain.measurement import results as measurement_results
 from epa_chain.measurement import trial
 from epa_chain.tests import fake_clock
 from epa_chain.tests import repo
+from epa_chain.tests.unit import recorded_cloud
 
 REPO = repo.ROOT
 TEMPLATES = os.path.join(REPO, 'templates')
@@ -1121,6 +1124,44 @@ class BenchmarkFlowTest(testtools.TestCase):
         self.assertIn('cannot fit in the test timeout of 1000 s', str(error))
         self.assertIn('stack_delete_timeout 600', str(error))
         self.assertEqual([], self.heat.calls)
+
+    def _answers(self, pinned_cpus=0):
+        """preflight's questions, answered as the single-host cloud did.
+
+        With `pinned_cpus`, its host also reports that many PCPU.
+        """
+        answers = recorded_cloud.answers()
+        if pinned_cpus:
+            answers[recorded_cloud.INVENTORY]['stdout'].append({
+                'resource_class': 'PCPU', 'allocation_ratio': 1.0,
+                'reserved': 0, 'total': pinned_cpus})
+        return cloud_answers.CloudView(openstack_cli.OpenStackCLI(
+            'epa-chain', run=recorded_cloud.ReplayedClient(answers)))
+
+    def test_preflight_stops_a_stack_the_cloud_cannot_host(self):
+        # The options' flavors ask dedicated CPUs; the host reports none.
+        run = self.benchmark.ChainBenchmark(
+            self.options, self.stacks, self.compute, self.cleanups.append,
+            generator_factory=self.generator_factory, ready_interval=1,
+            clock=self.clock, sleep=self.clock.sleep,
+            answers=self._answers())
+        error = self.assertRaises(self.benchmark.BenchmarkError, run.run,
+                                  's', 1, BI)
+        self.assertIn('preflight: the cloud cannot host the stack (nothing '
+                      'created)', str(error))
+        self.assertIn('no compute host reports PCPU', str(error))
+        self.assertNotIn('create', [call[0] for call in self.heat.calls])
+        self.assertEqual([], self.cleanups)
+
+    def test_preflight_passed_lets_the_scenario_create(self):
+        self.record_campaigns()
+        run = self.benchmark.ChainBenchmark(
+            self.options, self.stacks, self.compute, self.cleanups.append,
+            generator_factory=self.generator_factory, ready_interval=1,
+            clock=self.clock, sleep=self.clock.sleep,
+            answers=self._answers(pinned_cpus=8))
+        self.assertEqual(['a.json', 'a.txt'] * 4, run.run('s', 1, BI))
+        self.assertIn('create', [call[0] for call in self.heat.calls])
 
     def test_measuring_stops_to_leave_time_for_the_delete(self):
         self.record_campaigns()

@@ -15,13 +15,15 @@
 Heat through the plugin's own tempest.lib RestClient (orchestration.py:
 Tempest's auth provider, endpoint selection and request logging), in
 the shape epa_chain.cloud.stack expects; servers through Tempest's own
-compute client.
+compute client; preflight's questions through Tempest's admin clients.
 """
 
 from tempest import config
 from tempest.lib import exceptions as lib_exc
 
+from epa_chain.cloud import cloud_answers
 from epa_chain.cloud import readiness
+from epa_chain.cloud import stack_needs
 from epa_chain_tempest_plugin.services import orchestration
 
 CONF = config.CONF
@@ -68,3 +70,106 @@ class TempestCompute:
             raise readiness.ConsoleUnavailable(
                 '%d %s' % (exc.status_code, exc)) from exc
         return body['output'] or ''
+
+
+class TempestCloudAnswers:
+    """What preflight asks a cloud, through Tempest's admin clients.
+
+    The same questions as epa_chain.cloud.cloud_answers.CloudView (which
+    asks the openstack client), answered from the class's admin
+    credentials: a REST error is cloud_answers.Unanswered, which
+    preflight reports as unchecked.
+    """
+
+    def __init__(self, manager):
+        self.manager = manager
+
+    def _client(self, name):
+        # Tempest sets some clients only for services it is told exist.
+        client = getattr(self.manager, name, None)
+        if client is None:
+            raise cloud_answers.Unanswered(
+                'Tempest has no %s here (its [service_available])' % name)
+        return client
+
+    def _ask(self, call, *args, **kwargs):
+        try:
+            return call(*args, **kwargs)
+        except (lib_exc.TempestException, KeyError) as exc:
+            raise cloud_answers.Unanswered('%s: %s' % (
+                type(exc).__name__, exc)) from exc
+
+    def image(self, name):
+        images = self._ask(self._client('image_client_v2').list_images,
+                           params={'name': name})['images']
+        if not images:
+            try:
+                return self._client('image_client_v2').show_image(name)
+            except lib_exc.NotFound:
+                return None
+            except lib_exc.TempestException as exc:
+                raise cloud_answers.Unanswered(str(exc)) from exc
+        return images[0]
+
+    def flavor(self, name):
+        client = self._client('flavors_client')
+        flavors = self._ask(client.list_flavors, detail=True,
+                            is_public='None')['flavors']
+        found = [f for f in flavors if name in (f['name'], f['id'])]
+        if not found:
+            return None
+        specs = self._ask(client.list_flavor_extra_specs,
+                          found[0]['id'])['extra_specs']
+        return stack_needs.Flavor(
+            source=name, vcpus=int(found[0]['vcpus']),
+            ram_mb=int(found[0]['ram']),
+            extra_specs={k: str(v) for k, v in specs.items()})
+
+    def network(self, name):
+        networks = self._ask(self._client('networks_client').list_networks,
+                             name=name)['networks']
+        return networks[0] if networks else None
+
+    def is_admin(self):
+        # The scenarios' credentials are admin ones (credentials =
+        # ['admin']).
+        return True
+
+    def vlan_networks(self, physical_network, vlan):
+        networks = self._ask(self._client('networks_client').list_networks, **{
+            'provider:network_type': 'vlan',
+            'provider:physical_network': physical_network,
+            'provider:segmentation_id': vlan})['networks']
+        return [n.get('name') or n['id'] for n in networks]
+
+    def vlan_ranges(self):
+        extensions = self._ask(
+            self._client('network_extensions_client').list_extensions)
+        if not any(e.get('alias') == cloud_answers.SEGMENT_RANGE_EXTENSION
+                   for e in extensions['extensions']):
+            raise cloud_answers.Unanswered(cloud_answers.NO_SEGMENT_RANGES)
+        ranges = self._ask(self._client('networks_client').list_resources,
+                           '/network_segment_ranges')
+        return cloud_answers.vlan_ranges_of(
+            (r.get('network_type'), r.get('physical_network'),
+             r['minimum'], r['maximum'])
+            for r in ranges['network_segment_ranges'])
+
+    def providers(self):
+        client = self._client('resource_providers_client')
+        providers = []
+        for item in self._ask(client.list_resource_providers)[
+                'resource_providers']:
+            provider = cloud_answers.provider_of(
+                item['name'],
+                self._ask(client.list_resource_provider_inventories,
+                          item['uuid'])['inventories'],
+                self._ask(client.list_resource_provider_usages,
+                          item['uuid'])['usages'])
+            if provider is not None:
+                providers.append(provider)
+        return providers
+
+    def compute_limits(self):
+        limits = self._ask(self._client('limits_client').show_limits)
+        return cloud_answers.limits_of(limits['limits']['absolute'])

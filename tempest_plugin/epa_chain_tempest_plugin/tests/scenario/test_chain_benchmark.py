@@ -92,6 +92,7 @@ class ChainBenchmarkTest(test.BaseTestCase):
         super(ChainBenchmarkTest, cls).setup_clients()
         cls.heat_client = clients.heat(cls.os_admin.auth_provider)
         cls.compute = clients.TempestCompute(cls.os_admin.servers_client)
+        cls.answers = clients.TempestCloudAnswers(cls.os_admin)
 
     @classmethod
     def resource_setup(cls):
@@ -115,7 +116,7 @@ class ChainBenchmarkTest(test.BaseTestCase):
             % (budget.TIMEOUT_VARIABLE, factor))
         run = benchmark.ChainBenchmark(
             options, stack.StackService(self.heat_client), self.compute,
-            self.addCleanup, budget=time_budget)
+            self.addCleanup, budget=time_budget, answers=self.answers)
         written = run.run(stack_name, chain_length, direction)
         self.assertTrue(written, 'no results written')
 

@@ -206,7 +206,7 @@ class ScenarioSkipTest(testtools.TestCase):
         self.assertEqual(3, cls.TIMEOUT_SCALING_FACTOR)
         self.useFixture(fixtures.EnvironmentVariable('OS_TEST_TIMEOUT',
                                                      '1000'))
-        for name in ('heat_client', 'compute'):
+        for name in ('heat_client', 'compute', 'answers'):
             patch = mock.patch.object(cls, name, mock.Mock(), create=True)
             patch.start()
             self.addCleanup(patch.stop)
@@ -217,6 +217,8 @@ class ScenarioSkipTest(testtools.TestCase):
                 1, 'bidirectional')
         time_budget = chain_benchmark.call_args[1]['budget']
         self.assertEqual(3000, time_budget.total_s)
+        # Preflight asks the cloud through the class's admin clients.
+        self.assertIs(cls.answers, chain_benchmark.call_args[1]['answers'])
         self.assertIn('timeout_scaling_factor 3', time_budget.description)
 
     def test_heat_client_endpoint_from_the_options(self):
