@@ -70,9 +70,15 @@ def passed(findings):
     return not any(f.verdict == BLOCKS for f in findings)
 
 
-def _parameter(needs, value, default):
-    """The parameter that set `value`, else `default`."""
-    return needs.parameters.get(value, default)
+def _parameter(needs, value, kind):
+    """The parameter that set `value` for a `kind` of thing, else `kind`.
+
+    Of several parameters with that value, the one whose name says the
+    kind ('image': vnf_image, not vnf_existing_flavor of the same name).
+    """
+    names = needs.parameters.get(value, ())
+    return next((name for name in names if kind in name),
+                names[0] if names else kind)
 
 
 def _flavors(needs, cloud, findings):

@@ -70,8 +70,9 @@ class Needs:
     # Existing networks named by the stack (the management network).
     named_networks: typing.Tuple[str, ...]
     server_group_policy: str
-    # {value: parameter name}: where the user changes what blocks.
-    parameters: typing.Mapping[str, str]
+    # {value: the parameters set to it}: where the user changes what
+    # blocks (one name can be both an image's and a flavor's).
+    parameters: typing.Mapping[str, typing.Tuple[str, ...]]
 
 
 def needs_of(resolved):
@@ -103,7 +104,7 @@ def needs_of(resolved):
     parameters = {}
     for name, value in sorted(realisation.parameters.items()):
         if isinstance(value, str) and value:
-            parameters.setdefault(value, name)
+            parameters[value] = parameters.get(value, ()) + (name,)
     return Needs(servers=servers, created_flavors=flavors, networks=networks,
                  named_networks=named,
                  server_group_policy=policies[0] if policies else '',

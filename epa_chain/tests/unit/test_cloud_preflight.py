@@ -92,7 +92,7 @@ class NeedsTest(testtools.TestCase):
                          {(n.physical_network, n.vlan)
                           for n in needs.networks})
         self.assertEqual(('private',), needs.named_networks)
-        self.assertEqual('vnf_image', needs.parameters['epa-chain-vnf'])
+        self.assertEqual(('vnf_image',), needs.parameters['epa-chain-vnf'])
 
     def test_small_host_asks_shared_cpus_and_no_generator_for_vecpe(self):
         needs = stack_needs.needs_of(_resolved(VECPE, SMALL_HOST))
@@ -200,6 +200,16 @@ class PreflightTest(testtools.TestCase):
         self.assertIn('hw:mem_page_size', blocker.message)
         self.assertIn('openstack flavor set --property '
                       'hw:mem_page_size=large m1.plain', blocker.fix)
+
+    def test_a_flavor_named_like_the_image_keeps_the_keys_apart(self):
+        # The Tempest workspace names its flavors after the images.
+        findings, _ = _check(recorded_cloud.answers(), PVP, SMALL_HOST,
+                             vnf_existing_flavor='epa-chain-vnf')
+        keys = {(f.check, f.resource): f.key for f in findings
+                if f.resource == 'vnf1.server'}
+        self.assertEqual({('images', 'vnf1.server'): 'vnf_image',
+                          ('flavors', 'vnf1.server'): 'vnf_existing_flavor'},
+                         keys)
 
     def test_an_existing_flavor_with_huge_pages_counts_its_own_size(self):
         findings, _ = _check(recorded_cloud.answers(), PVP, SMALL_HOST,
