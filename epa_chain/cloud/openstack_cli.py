@@ -31,6 +31,8 @@ import subprocess
 from epa_chain.cloud import readiness
 
 SERVER_TYPE = 'OS::Nova::Server'
+# The compute API version that shows a server's NUMA topology.
+TOPOLOGY_MICROVERSION = '2.78'
 # Heat's stack names (heat.engine.stack), or a stack ID.
 STACK_NAME = re.compile(r'[A-Za-z][A-Za-z0-9_.-]{0,254}')
 STACK_ID = re.compile(r'[0-9a-fA-F]{8}(-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}')
@@ -130,6 +132,15 @@ class OpenStackCLI:
                 servers[server_id] = self.json('server', 'show',
                                                names=[server_id])
         return servers
+
+    def server_topology(self, server_id):
+        """`server show --topology` at compute API 2.78.
+
+        The flavor with its extra specs, and the NUMA topology Nova gave
+        the server (its host CPUs and page size to admins).
+        """
+        return self.json('--os-compute-api-version', TOPOLOGY_MICROVERSION,
+                         'server', 'show', '--topology', names=[server_id])
 
     def server_status(self, server_id):
         shown = self.json('server', 'show', names=[server_id])

@@ -26,6 +26,7 @@ ending at its tester on the provider VLANs,
     tools/single-host-cloud tester up vecpe
     epa-chain prove --os-cloud epa-chain vecpe \\
         --generator-endpoint 127.0.0.1:8474
+    epa-chain audit --os-cloud epa-chain vecpe
     epa-chain measure --generator prox --prox-endpoint 127.0.0.1:8474 ...
     tools/single-host-cloud tester down
     openstack stack delete --wait vecpe
@@ -444,6 +445,7 @@ class SingleHostCloudTest(unittest.TestCase):
                     'ovs-vsctl', 'get', 'Port', port, 'tag',
                     'trunks']).stdout.strip())
             self._prove_through_the_tester(endpoint)
+            self._audit(STACK, VECPE_VNFS)
             self._measure_through_the_tester(endpoint)
         finally:
             down = self._tester('down')
@@ -460,6 +462,45 @@ class SingleHostCloudTest(unittest.TestCase):
                                                      'tester')))
         self.assertEqual(0, deleted.returncode, deleted.stdout[-3000:])
         self._assert_nothing_left()
+
+    def _audit(self, stack, servers):
+        """`epa-chain audit`: what small-host.yaml asked, each given."""
+        audited = os.path.join(os.environ.get('TMPDIR', '/tmp'),
+                               'epa-chain-cloud-audit.json')
+        started = time.monotonic()
+        done = _run([sys.executable, '-m', 'epa_chain.cli', 'audit',
+                     '--os-cloud', CLOUD, stack, '--json', audited],
+                    check=False, timeout=600)
+        self.timings['audit_s'] = round(time.monotonic() - started)
+        _log(done.stdout[-6000:])
+        self.assertEqual(0, done.returncode, done.stdout[-3000:])
+        with open(audited) as stream:
+            document = json.load(stream)
+        self.assertTrue(document['valid'])
+        # The servers run here: libvirt and OVS were read for each.
+        self.assertEqual(servers, len(document['host_checked']))
+        findings = document['findings']
+        by_aspect = {}
+        for finding in findings:
+            by_aspect.setdefault(finding['aspect'], []).append(finding)
+        self.assertEqual(servers, len(by_aspect['cpu']))
+        for finding in by_aspect['cpu']:
+            # Shared CPUs, as small-host.yaml asked.
+            self.assertEqual('shared', finding['asked'])
+            self.assertEqual('info', finding['severity'], finding)
+            self.assertIn('as the flavor asked', finding['message'])
+        for finding in by_aspect['pages']:
+            self.assertEqual(('large', '2 MB', 'info'), (
+                finding['asked'], finding['given'], finding['severity']))
+        for finding in by_aspect['numa']:
+            self.assertEqual(('1', 'info'), (finding['asked'],
+                                             finding['severity']))
+        # Each server's vhost-user ports (two data, one management), each
+        # polled by a PMD thread.
+        self.assertEqual(3 * servers, len(by_aspect['pmd']))
+        for finding in by_aspect['pmd']:
+            self.assertTrue(finding['given'].startswith('core '), finding)
+        self.assertIn('EPA: asked vs given', done.stdout)
 
     def _prove_through_the_tester(self, endpoint):
         proof_file = os.path.join(os.environ.get('TMPDIR', '/tmp'),
