@@ -20,13 +20,18 @@ one NUMA node) as `openstack --os-compute-api-version 2.78 server show
 asked or what the host gave, the way a misconfigured compute node would.
 """
 
+import contextlib
 import copy
+import io
 import json
 import os
 import re
+from unittest import mock
 
+import fixtures
 import testtools
 
+from epa_chain import cli
 from epa_chain.cloud import epa_audit
 from epa_chain.commands import audit as audit_command
 from epa_chain.tests import repo
@@ -179,3 +184,77 @@ class ReadersTest(testtools.TestCase):
         error = self.assertRaises(audit_command.HostError,
                                   audit_command._domain_xml, server)
         self.assertIn("not Nova's instance-XXXXXXXX form", str(error))
+
+
+class _Cloud:
+    """The client's view of a one-server stack, from the fixture."""
+
+    def __init__(self, server):
+        self.server = server
+
+    def stack_servers(self, stack):
+        return {self.server['id']: {'name': self.server['name']}}
+
+    def server_topology(self, server_id):
+        return copy.deepcopy(self.server)
+
+
+class AuditCommandTest(testtools.TestCase):
+
+    def setUp(self):
+        super().setUp()
+        self.directory = self.useFixture(fixtures.TempDir()).path
+        self.host_commands = []
+
+    def main(self, server, *argv, here='vm'):
+        def host_command(command):
+            self.host_commands.append(command)
+            return _read('domain-small-host.xml' if command[0] == 'virsh'
+                         else 'pmd-rxq-show.txt')
+
+        out, err = io.StringIO(), io.StringIO()
+        with mock.patch.object(audit_command.openstack_cli, 'OpenStackCLI',
+                               return_value=_Cloud(server)), \
+                mock.patch.object(audit_command, '_host_command',
+                                  side_effect=host_command), \
+                mock.patch.object(audit_command.socket, 'gethostname',
+                                  return_value=here), \
+                mock.patch.object(audit_command.shutil, 'which',
+                                  return_value='/usr/bin/virsh'), \
+                contextlib.redirect_stdout(out), \
+                contextlib.redirect_stderr(err):
+            status = cli.main(['audit', '--os-cloud', 'epa-chain',
+                               'vecpe'] + list(argv))
+        return status, out.getvalue(), err.getvalue()
+
+    def test_a_server_on_this_host_is_read_from_libvirt_and_ovs(self):
+        target = os.path.join(self.directory, 'audit.json')
+        status, out, err = self.main(_server(), '--json', target)
+        self.assertEqual(0, status, err)
+        self.assertIn('EPA: asked vs given', out)
+        self.assertIn('nothing invalidates a measurement (host read for 1 '
+                      'of 1 servers)', err)
+        # Nova's domain name, after the option that takes it.
+        self.assertEqual(['virsh', '-c', 'qemu:///system', 'dumpxml',
+                          '--domain', 'instance-00000003'],
+                         self.host_commands[1])
+        with open(target) as stream:
+            document = json.load(stream)
+        self.assertTrue(document['valid'])
+        self.assertEqual(['epa-chain-1vnf-unidirectional-1553819666-vnf1'],
+                         document['host_checked'])
+
+    def test_elsewhere_nova_alone_and_a_dedicated_flavor_left_floating(self):
+        server = _server()
+        server['flavor']['extra_specs']['hw:cpu_policy'] = 'dedicated'
+        status, out, err = self.main(server, here='another-host')
+        self.assertEqual(1, status)
+        self.assertEqual([], self.host_commands)
+        self.assertIn('INVALIDATES', out)
+        self.assertIn('1 finding(s) invalidate a measurement', err)
+
+    def test_usage_errors_before_the_cloud(self):
+        status, _, err = self.main(_server(), '--json',
+                                   os.path.join(self.directory, ''))
+        self.assertEqual(2, status)
+        self.assertIn('--json', err)

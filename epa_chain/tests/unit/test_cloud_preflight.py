@@ -25,6 +25,7 @@ import copy
 import io
 import json
 import os
+from unittest import mock
 
 import fixtures
 import testtools
@@ -34,6 +35,7 @@ from epa_chain.cloud import cloud_answers
 from epa_chain.cloud import openstack_cli
 from epa_chain.cloud import preflight
 from epa_chain.cloud import stack_needs
+from epa_chain.commands import preflight as preflight_command
 from epa_chain.hot import resolve
 from epa_chain.tests import repo
 from epa_chain.tests.unit import recorded_cloud
@@ -329,6 +331,40 @@ class CommandTest(testtools.TestCase):
         self.assertIn('KEY=VALUE', err)
         status, _, err = self._main(repo.CHAIN, '--stack-name=-bad')
         self.assertEqual(2, status)
+
+    def _on_the_recorded_cloud(self, *argv):
+        client = openstack_cli.OpenStackCLI(
+            'epa-chain', run=recorded_cloud.ReplayedClient(
+                recorded_cloud.answers()))
+        with mock.patch.object(preflight_command.openstack_cli,
+                               'OpenStackCLI', return_value=client):
+            return self._main('--os-cloud', 'epa-chain', repo.CHAIN, *argv)
+
+    def test_the_pinned_preset_exits_1_with_its_table(self):
+        status, out, err = self._on_the_recorded_cloud('-e', PVP)
+        self.assertEqual(1, status)
+        self.assertIn('BLOCKS', out)
+        self.assertIn('templates/chain.yaml: 1 blocker', err)
+
+    def test_small_host_exits_0_and_writes_the_document(self):
+        target = os.path.join(self.useFixture(fixtures.TempDir()).path,
+                              'preflight.json')
+        status, out, err = self._on_the_recorded_cloud(
+            '-e', PVP, '-e', SMALL_HOST, '--json', target)
+        self.assertEqual(0, status, err)
+        self.assertIn('nothing blocks the create (1 unchecked)', err)
+        with open(target) as stream:
+            document = json.load(stream)
+        self.assertEqual(preflight.SCHEMA, document['schema'])
+        self.assertTrue(document['passed'])
+
+    def test_an_overridden_parameter_is_warned(self):
+        # The preset's endpoints wins over --parameter, as in Heat.
+        _, _, err = self._on_the_recorded_cloud(
+            '-e', VECPE, '-e', SMALL_HOST, '--parameter',
+            'endpoints=generator')
+        self.assertIn('warning: --parameter endpoints=generator is '
+                      'overridden by', err)
 
     def test_a_template_heat_refuses_is_said(self):
         status, _, err = self._main(repo.CHAIN, '--parameter',
