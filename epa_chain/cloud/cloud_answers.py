@@ -26,9 +26,11 @@ import typing
 from epa_chain.cloud import openstack_cli
 from epa_chain.cloud import stack_needs
 
-# What the client says when the thing asked for does not exist.
-_NOT_FOUND = re.compile(r'No (Image|Flavor|Network) found|Could not find|'
-                        r'not found|No .* with a name or ID', re.I)
+# What the client says when the thing asked for does not exist (and not
+# when the client itself is missing: that is no answer).
+_NOT_FOUND = re.compile(r'No (Image|Flavor|Network) found for|'
+                        r'Could not find resource|'
+                        r'No (image|flavor|network) with a name or ID')
 NO_SEGMENT_RANGES = ('Neutron has no network-segment-range extension: its '
                      'VLAN ranges are only in its ml2 configuration')
 SEGMENT_RANGE_EXTENSION = 'network-segment-range'

@@ -26,6 +26,7 @@ nothing blocks, 1 something does (or Heat refused the template), 2 usage.
 """
 
 import json
+import shutil
 import sys
 
 from epa_chain.cloud import cloud_answers
@@ -73,6 +74,11 @@ def run(args):
     except ValueError as exc:
         _error(exc)
         return 2
+    if shutil.which(cli.base[0]) is None:
+        _error('%s: not found; install python-openstackclient and '
+               'osc-placement (preflight asks the cloud through them)'
+               % cli.base[0])
+        return 1
     try:
         resolved = resolve.resolve(args.template, args.environment,
                                    parameters, stack_name=args.stack_name,

@@ -273,6 +273,15 @@ class PreflightTest(testtools.TestCase):
         self.assertIn('vnf_existing_flavor', _blockers(findings)[0].fix)
         self.assertIn('use_existing_networks', _blockers(findings)[1].fix)
 
+    def test_a_failing_client_is_no_answer_not_a_missing_image(self):
+        answers = recorded_cloud.answers()
+        answers['image show -f json -- epa-chain-vnf'] = {
+            'returncode': 1, 'stdout': None,
+            'stderr': 'Failed to discover available identity versions'}
+        findings, _ = _check(answers, PVP, SMALL_HOST)
+        image = [f for f in findings if f.key == 'vnf_image']
+        self.assertEqual(preflight.UNCHECKED, image[0].verdict)
+
     def test_without_osc_placement_capacity_is_unchecked(self):
         answers = recorded_cloud.answers()
         del answers['resource provider list -f json']
@@ -357,6 +366,16 @@ class CommandTest(testtools.TestCase):
             document = json.load(stream)
         self.assertEqual(preflight.SCHEMA, document['schema'])
         self.assertTrue(document['passed'])
+
+    def test_without_the_client_nothing_is_asked(self):
+        with mock.patch.object(preflight_command.shutil, 'which',
+                               return_value=None):
+            status, out, err = self._main('--os-cloud', 'epa-chain',
+                                          repo.CHAIN, '-e', PVP)
+        self.assertEqual(1, status)
+        self.assertEqual('', out)
+        self.assertIn('openstack: not found; install '
+                      'python-openstackclient', err)
 
     def test_an_overridden_parameter_is_warned(self):
         # The preset's endpoints wins over --parameter, as in Heat.
