@@ -35,6 +35,8 @@ import re
 import typing
 import xml.etree.ElementTree as ElementTree
 
+from epa_chain.cloud import text_table
+
 SCHEMA = 'epa-chain/audit/1'
 INVALIDATES, WARNING, INFO = 'invalidates', 'warning', 'info'
 SEVERITIES = (INVALIDATES, WARNING, INFO)
@@ -282,16 +284,10 @@ def document(stack, findings, host_checked):
 
 def table(findings):
     """"EPA: asked vs given", one row per server and aspect."""
-    rows = [('SERVER', 'ASPECT', 'ASKED', 'GIVEN', 'SEVERITY', 'WHAT')]
-    for f in findings:
-        rows.append((f.server, f.aspect, f.asked, f.given,
-                     f.severity.upper(), f.message))
-    widths = [max(len(row[i]) for row in rows) for i in range(5)]
-    lines = ['EPA: asked vs given']
-    lines += ['  '.join([cell.ljust(width) for cell, width in
-                         zip(row[:5], widths)] + [row[5]]).rstrip()
-              for row in rows]
-    return '\n'.join(lines)
+    return 'EPA: asked vs given\n' + text_table.columns(
+        ('SERVER', 'ASPECT', 'ASKED', 'GIVEN', 'SEVERITY', 'WHAT'),
+        [(f.server, f.aspect, f.asked, f.given, f.severity.upper(),
+          f.message) for f in findings])
 
 
 def _cpuset(text):

@@ -30,6 +30,7 @@ as prove sees it; Placement through its osc-placement plugin.
 import dataclasses
 
 from epa_chain.cloud import cloud_answers
+from epa_chain.cloud import text_table
 from epa_chain.validation import placement_rules
 
 SCHEMA = 'epa-chain/preflight/1'
@@ -431,12 +432,10 @@ def document(findings, template=''):
 
 def table(findings):
     """The findings as a text table, blockers first within each check."""
-    rows = [('CHECK', 'VERDICT', 'RESOURCE', 'KEY', 'WHAT / FIX')]
-    for f in sorted(findings, key=lambda f: (CHECKS.index(f.check),
-                                             VERDICTS.index(f.verdict))):
-        rows.append((f.check, f.verdict.upper(), f.resource, f.key,
-                     f.message + ('; fix: ' + f.fix if f.fix else '')))
-    widths = [max(len(row[i]) for row in rows) for i in range(4)]
-    return '\n'.join('  '.join([cell.ljust(width) for cell, width in
-                                zip(row[:4], widths)] + [row[4]]).rstrip()
-                     for row in rows)
+    ordered = sorted(findings, key=lambda f: (CHECKS.index(f.check),
+                                              VERDICTS.index(f.verdict)))
+    return text_table.columns(
+        ('CHECK', 'VERDICT', 'RESOURCE', 'KEY', 'WHAT / FIX'),
+        [(f.check, f.verdict.upper(), f.resource, f.key,
+          f.message + ('; fix: ' + f.fix if f.fix else ''))
+         for f in ordered])
