@@ -100,3 +100,19 @@ def goal_of(case, name):
         if goal['name'] == name:
             return goal
     return None
+
+
+def knee_trial(case):
+    """The search trial whose loss the report splits by hop, or None.
+
+    The lowest-load search trial whose loss was split (loss_by_hop) above
+    the zero-loss throughput: where the chain starts to lose frames. A
+    lossy trial below it (transient loss) is not the knee.
+    """
+    ndr = next((g.get('throughput_fps') for g in
+                (case.get('search') or {}).get('goals', [])
+                if g.get('loss_ratio') == 0), None) or 0.0
+    split = [t for t in case.get('trials', [])
+             if t['phase'] == 'search' and t['intended_fps'] > ndr and
+             any(d.get('loss_by_hop') for d in t['directions'])]
+    return min(split, key=lambda t: t['intended_fps'], default=None)

@@ -340,6 +340,42 @@ def soak_table(document):
     return 'Latency soak', headers, rows, None
 
 
+def hop_loss_table(document):
+    """Where frames were lost at each case's knee (None: nothing split)."""
+    rows = []
+    for case in document['cases']:
+        knee = readers.knee_trial(case)
+        if knee is None:
+            continue
+        for found in knee['directions']:
+            split = found.get('loss_by_hop')
+            if not split:
+                continue
+            lost = split['lost_frames']
+            for segment in split['segments']:
+                if not segment['lost']:
+                    continue
+                rows.append([
+                    readers.frame_size_of(case).label,
+                    _count(knee['intended_fps']), found['direction'],
+                    segment['owner'], segment['where'], segment['port'],
+                    _count(segment['lost']),
+                    _count(segment['counted_drops']),
+                    '%.1f' % (100.0 * segment['lost'] / lost)])
+    if not rows:
+        return None
+    return ('Where frames were lost at the knee (lowest lossy load above '
+            'the zero-loss throughput)',
+            ['Packet Size', 'Load fps/dir', 'Direction', 'Owner', 'Where',
+             'Port', 'Frames lost', 'Switch drops', '% of loss'], rows,
+            'From the switch\'s per-port counters read around the trial; '
+            'the segments of a direction sum to its lost frames. '
+            'delivery: the switch\'s tx drops at the owner\'s port (its '
+            'ring was full); inside: delivered to the owner, not sent on; '
+            'switch: received, not forwarded; send/receive: between the '
+            'generator and the switch.')
+
+
 def trials_table(document):
     rows = []
     for case in document['cases']:
@@ -366,7 +402,8 @@ def render_tables(document):
         '%s <= %s %%' % (name, _percent(ratio))
         for name, ratio in params['loss_goals'].items())]
     tables = list(throughput_tables(document))
-    for optional in (switching_table(document), latency_table(document)):
+    for optional in (switching_table(document), latency_table(document),
+                     hop_loss_table(document)):
         if optional:
             tables.append(optional)
     tables.extend(sweep_tables(document))

@@ -84,7 +84,7 @@ def frame_size_dict(frame_size):
 
 
 def direction_record(direction):
-    return {
+    record = {
         'direction': direction.direction,
         'intended_fps': direction.intended_fps,
         'offered_fps': direction.offered_fps,
@@ -95,6 +95,9 @@ def direction_record(direction):
         'latency': (latency.summarize([direction.latency])
                     if direction.latency is not None else None),
     }
+    if direction.loss_by_hop is not None:
+        record['loss_by_hop'] = direction.loss_by_hop.as_dict()
+    return record
 
 
 def trial_record(index, phase, tags, result):

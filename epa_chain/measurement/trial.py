@@ -189,6 +189,8 @@ class DirectionResult:
     tx_frames: int
     rx_frames: int
     latency: typing.Optional[LatencyRecord] = None
+    #: hop_loss.Attribution of a lossy trial, when the switch was read
+    loss_by_hop: typing.Any = None
 
     @property
     def lost_frames(self):
