@@ -76,6 +76,11 @@ def add_arguments(parser):
                      help='write the results (schema epa-chain/results/1 '
                           'with a testbed section; with --vnf-counts, '
                           'epa-chain/local-chain-lengths/1) to OUT')
+    run.add_argument('--throttle-vnf', metavar='N:PERCENT',
+                     help='hold the N-th VNF of the chain to PERCENT of '
+                          'one CPU (a CPU cgroup quota) once the chain is '
+                          'proven: a bottleneck on purpose, to see the '
+                          'loss split by hop name it (e.g. 2:10)')
     run.add_argument('-q', '--quiet', action='store_true',
                      help='no progress lines on stderr')
 
@@ -225,6 +230,7 @@ def _request(args, state):
     hostile, a binary that is not executable too.
     """
     from epa_chain.local import lifecycle
+    from epa_chain.local import throttle
 
     if args.action == 'run' and args.json:
         outputs.check_file(args.json, '--json')
@@ -240,7 +246,9 @@ def _request(args, state):
             # each bed.
             campaign=_arguments.campaign_from_arguments(
                 args, campaign_options.LOCAL),
-            keep_up=args.keep_up, json=args.json)
+            keep_up=args.keep_up, json=args.json,
+            throttle=(throttle.Throttle.parse(args.throttle_vnf)
+                      if args.throttle_vnf else None))
     return lifecycle.Request(**fields)
 
 

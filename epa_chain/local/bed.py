@@ -75,6 +75,7 @@ class Bed:
         self.switch = None
         self.generator = None
         self.timings = {}
+        self.throttled = None
 
     # ---- up ---------------------------------------------------------------
 
@@ -287,6 +288,52 @@ class Bed:
             for f in config.flows]
         return afpacket.AfPacketGenerator(
             self.plan.generator_netns, endpoints, streams)
+
+    # ---- what the measurement reads ----------------------------------------
+
+    def throttle(self, throttle):
+        """Hold one VNF (runtime and engine) to a share of one CPU."""
+        from epa_chain.local import teardown
+        from epa_chain.local import throttle as throttle_mod
+
+        vnf = self.plan.vnfs[throttle.vnf - 1]
+        record = next(p for p in self.state.data['processes']
+                      if p['name'] == vnf.name)
+        pids = [record['pid']]
+        engine = teardown.engine_pid(record.get('status'),
+                                     self.state.directory)
+        if engine is None:
+            raise BedError('%s: its runtime records no engine pid in %s; '
+                           'nothing to throttle' % (vnf.name,
+                                                    record.get('status')))
+        pids.append(engine)
+        group = throttle_mod.apply(throttle, self.state, pids)
+        self.throttled = {'vnf': vnf.name, 'index': throttle.vnf,
+                          'percent': throttle.percent,
+                          'period_us': throttle_mod.PERIOD_US,
+                          'cgroup': group}
+        self.progress('throttled %s (runtime %d, engine %d) to %g %% of one '
+                      'CPU: %s' % (vnf.name, pids[0], engine,
+                                   throttle.percent, group))
+
+    def loss_paths(self):
+        """{direction: (hop_loss.Hop, ...)} of the chain, by switch port."""
+        from epa_chain.measurement import hop_loss
+
+        owners = {port.name: port.owner for port in self.plan.ports}
+        paths = {}
+        for hop in self.plan.hops():
+            paths.setdefault(hop.direction, []).append(hop_loss.Hop(
+                owners[hop.in_port], hop.in_port,
+                owners.get(hop.out_port, hop.out_port), hop.out_port))
+        return {direction: tuple(hops) for direction, hops in paths.items()}
+
+    def port_counters(self):
+        """{switch port: counters} of every bridge, read now."""
+        counters = {}
+        for bridge in self.plan.bridges:
+            counters.update(self.switch.port_counters(bridge.name))
+        return counters
 
     def close_generator(self):
         if self.generator is not None:

@@ -97,6 +97,7 @@ class Request:
     vnf_counts: typing.Tuple[typing.Optional[int], ...] = (None,)
     keep_up: bool = False
     json: typing.Optional[str] = None
+    throttle: typing.Any = None     # local.throttle.Throttle
 
 
 @dataclasses.dataclass(frozen=True)
@@ -319,11 +320,21 @@ def _bed_up(request, choice, progress, vnf_count=None):
     plan = make_plan(checked.topology, request.state, choice, vnf_count)
     for note in plan.notes + plan.flavors:
         progress('plan: ' + note)
-    return bring_up(plan, request.state, progress, choice)
+    if request.throttle and request.throttle.vnf > len(plan.vnfs):
+        raise LocalError('--throttle-vnf %d: the chain has %d VNF(s); name '
+                         'one of 1-%d' % (request.throttle.vnf,
+                                          len(plan.vnfs), len(plan.vnfs))
+                         if plan.vnfs else '--throttle-vnf: this chain has '
+                         'no VNF to throttle (--vnf-counts 0)')
+    return bring_up(plan, request.state, progress, choice,
+                    throttle=request.throttle)
 
 
-def bring_up(plan, state, progress, choice):
-    """Up and proven, or taken down again and LocalError/Interrupted."""
+def bring_up(plan, state, progress, choice, throttle=None):
+    """Up and proven, or taken down again and LocalError/Interrupted.
+
+    `throttle`: a VNF held to a share of a CPU once the chain is proven.
+    """
     bed = bed_mod.Bed(plan, state, progress,
                       engine_binary=choice.engine_binary,
                       prox_binary=choice.prox_binary)
@@ -337,6 +348,8 @@ def bring_up(plan, state, progress, choice):
             raise LocalError('the chain is not wired as configured: %s'
                              % '; '.join(proof.problems))
         bed.flood_baseline = proof_mod.flood_counts(bed.switch, plan)
+        if throttle is not None:
+            bed.throttle(throttle)
         return bed
     except BaseException as exc:
         progress('bringing the bed down after: %s' % (
@@ -351,10 +364,12 @@ def bring_up(plan, state, progress, choice):
 def _bed_errors():
     from epa_chain.local import hugepages
     from epa_chain.local import switch
+    from epa_chain.local import throttle
     from epa_chain.measurement import trial
 
     return (bed_mod.BedError, host.HostError, switch.SwitchError,
-            hugepages.HugepageError, trial.GeneratorError)
+            hugepages.HugepageError, trial.GeneratorError,
+            throttle.ThrottleError)
 
 
 def _measured(bed, campaign, progress, keep_up=False):

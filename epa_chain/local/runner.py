@@ -26,6 +26,7 @@ import time
 
 from epa_chain.local import bed as bed_mod
 from epa_chain.local import proof as proof_mod
+from epa_chain.measurement import hop_loss
 
 # calibrate() is a snapshot: on 2 shared cores the sender's rate swings by
 # tens of percent within seconds, and a shortfall ends the search.
@@ -52,9 +53,16 @@ def measure(bed, base_plan, progress):
         base_plan, chain_length=len(plan.vnfs), directions=plan.directions)
     if campaign_plan.max_load_fps is None:
         campaign_plan = _capped(bed, campaign_plan, testbed, progress)
+    if bed.throttled:
+        testbed['throttled'] = dict(bed.throttled)
+    # Every lossy trial's loss split by hop, from the switch's counters.
+    generator = hop_loss.CountingGenerator(bed.generator, bed.loss_paths(),
+                                           bed.port_counters)
     started = time.monotonic()
-    document = campaign.run(bed.generator, campaign_plan, progress)
+    document = campaign.run(generator, campaign_plan, progress)
     testbed['timings']['measure_s'] = time.monotonic() - started
+    for line in knee_lines(document):
+        progress(line)
     checks = end_checks(bed)
     testbed['end_checks'] = checks
     progress('after measuring: %d/%d port MACs still learned, %d frames '
@@ -90,6 +98,32 @@ def _capped(bed, campaign_plan, testbed, progress):
                          format(int(max_load), ',')))
     return dataclasses.replace(campaign_plan, max_load_fps=max_load,
                                min_load_fps=min_load)
+
+
+def knee_lines(document):
+    """Per case, who lost the frames at the knee (report.py's table)."""
+    from epa_chain.measurement import readers
+
+    lines = []
+    for case in document['cases']:
+        knee = readers.knee_trial(case)
+        if knee is None:
+            continue
+        owners, lost = {}, 0
+        for found in knee['directions']:
+            split = found.get('loss_by_hop')
+            if split:
+                lost += split['lost_frames']
+                for owner, frames in split['by_owner'].items():
+                    owners[owner] = owners.get(owner, 0) + frames
+        lines.append('%s B: at %s fps per direction %s frames lost: %s' % (
+            case['frame_size']['label'], readers.count(knee['intended_fps']),
+            readers.count(lost), ', '.join(
+                '%s %.0f %%' % (owner, 100.0 * frames / lost)
+                for owner, frames in sorted(owners.items(),
+                                            key=lambda item: -item[1])
+                if frames)))
+    return lines
 
 
 def end_checks(bed):

@@ -64,12 +64,14 @@ class _Report:
         """Run one step; a failure is reported and the next step runs."""
         from epa_chain.local import hugepages
         from epa_chain.local import switch
+        from epa_chain.local import throttle
 
         try:
             function(*args)
         except (OSError, ValueError, KeyError, TypeError,
                 subprocess.SubprocessError, host.HostError,
-                switch.SwitchError, hugepages.HugepageError) as exc:
+                switch.SwitchError, hugepages.HugepageError,
+                throttle.ThrottleError) as exc:
             # KeyError, TypeError: a record edited or cut short.
             self.gave_up.append('%s: %s' % (what, exc))
 
@@ -123,6 +125,8 @@ def down(state, progress):
             from epa_chain.local import switch
             report.step('Open vSwitch', switch.PrivateSwitch.stop_in,
                         state.switch_dir)
+        # A throttled VNF's CPU cgroup (throttle.py), empty by now.
+        report.step('CPU cgroup', _remove_throttle, state, progress)
     # 3. Namespaces: their veths, bridge taps and ovs-netdev go with them.
     report.step('namespaces', _delete_namespaces, state, namespaces,
                 report)
@@ -170,7 +174,7 @@ def _stop_recorded(state, report):
 
 def _stop_leftovers(state, namespaces, report):
     candidates = [pid for pid in (
-        _engine_pid(p.get('status'), state.directory)
+        engine_pid(p.get('status'), state.directory)
         for p in state.data['processes']) if pid]
     try:
         present = host.namespaces()
@@ -190,7 +194,15 @@ def _stop_leftovers(state, namespaces, report):
     _stop(report, ours, LEFTOVER_GRACE_S)
 
 
-def _engine_pid(status_path, directory):
+def _remove_throttle(state, progress):
+    from epa_chain.local import throttle
+
+    done = throttle.remove(state)
+    if done:
+        progress(done)
+
+
+def engine_pid(status_path, directory):
     """The engine pid a runtime's status.json records, if in the bed."""
     if not isinstance(status_path, str):
         return None

@@ -37,6 +37,7 @@ import testtools
 from testtools import content
 
 from epa_chain.local import host
+from epa_chain.measurement import readers
 from epa_chain.measurement import results
 from epa_chain.prox import build
 from epa_chain.tests import prox_binary
@@ -142,6 +143,7 @@ class TestLocalBed(testtools.TestCase):
                        if g['loss_ratio'] == 0)
             self.assertGreater(ndr['throughput_fps'] or 0, 0, case)
         self.assertIn('Table 1', done.stdout)
+        self.stdout = done.stdout
         self.assertNothingLeft()
         return document, elapsed
 
@@ -194,6 +196,46 @@ class TestLocalBed(testtools.TestCase):
             'pvvp', '--prox-binary', binary, '--generator', 'afpacket')
         self.assertEqual(['prox', 'prox'], [
             v['engine'] for v in document['testbed']['plan']['vnfs']])
+
+    def test_a_throttled_vnf_holds_the_loss_split_by_hop(self):
+        # The second of two VNFs held to a tenth of a CPU: a bottleneck
+        # known in advance. The highest load stays where the switch and
+        # the other VNF keep up (some 10^5 fps here), so that what the
+        # split names is the throttle and not an overloaded host.
+        document, _elapsed = self._run_chain(
+            'pvvp', *TESTPMD_AFPACKET, '--throttle-vnf', '2:10',
+            '--max-load', '20000')
+        testbed = document['testbed']
+        throttled = testbed['throttled']
+        second = testbed['plan']['vnfs'][1]['name']
+        self.assertEqual((second, 2, 10.0), (
+            throttled['vnf'], throttled['index'], throttled['percent']))
+        self.assertFalse(os.path.exists(throttled['cgroup']),
+                         'CPU cgroup left')
+        for case in document['cases']:
+            split = []
+            for record in case['trials']:
+                for found in record['directions']:
+                    lost = found['tx_frames'] - found['rx_frames']
+                    if lost <= 0:
+                        self.assertNotIn('loss_by_hop', found)
+                        continue
+                    self.assertIn('loss_by_hop', found, record['notes'])
+                    by_hop = found['loss_by_hop']
+                    self.assertEqual(lost, by_hop['lost_frames'])
+                    self.assertEqual(lost, sum(
+                        s['lost'] for s in by_hop['segments']))
+                    split.append(by_hop)
+            self.assertNotEqual([], split, 'no lossy trial above the '
+                                'throttled VNF\'s rate')
+            total = sum(s['lost_frames'] for s in split)
+            held = sum(s['by_owner'].get(second, 0) for s in split)
+            self.addDetail('loss-%s' % case['frame_size']['label'],
+                           content.text_content(json.dumps(
+                               {'lost': total, 'held_by_%s' % second: held})))
+            self.assertGreaterEqual(held / total, 0.9, (held, total))
+            self.assertIsNotNone(readers.knee_trial(case))
+        self.assertIn('Where frames were lost at the knee', self.stdout)
 
     def assertProxGenerator(self, document):
         self.assertEqual('prox', document['generator']['name'])
