@@ -130,6 +130,10 @@ class Supervisor:
         self._reader = None
         self._terminal = None
         self._stopping = threading.Event()
+        # stop() (main thread) and a restart in watch() (its thread) both
+        # end the running engine: one at a time, or the terminal is
+        # closed twice (and the second close may hit a reused fd).
+        self._engine_lock = threading.RLock()
 
     @property
     def pid(self):
@@ -138,7 +142,13 @@ class Supervisor:
     # ---- one run ----------------------------------------------------------
 
     def _spawn(self):
-        self._terminate()       # reap the previous run, close its terminal
+        with self._engine_lock:
+            if self._stopping.is_set():
+                raise errors.Stopped()
+            self._terminate()   # reap the previous run, close its terminal
+            self._start_engine()
+
+    def _start_engine(self):
         self.tail.clear()
         # A pseudo-terminal, not a pipe: on a pipe the engines' stdio is
         # block-buffered and testpmd's ready line would arrive at exit.
@@ -280,6 +290,10 @@ class Supervisor:
         self._log.close()
 
     def _terminate(self):
+        with self._engine_lock:
+            self._end_engine()
+
+    def _end_engine(self):
         process = self.process
         if process is None:
             return
