@@ -146,3 +146,77 @@ def first_short_hop(counts, sent, max_loss_ratio):
         if count.frames < floor:
             return count
     return None
+
+
+# ---- live counters, for the loss of every trial split by hop -------------
+
+#: OpenFlow versions ovs-ofctl may speak: Neutron's br-int allows 1.3.
+OFCTL_PROTOCOLS = 'OpenFlow10,OpenFlow13'
+OVS_TIMEOUT_S = 30
+
+
+def _ovs(run, *argv):
+    try:
+        done = run(list(argv), stdout=subprocess.PIPE,
+                   stderr=subprocess.PIPE, text=True, timeout=OVS_TIMEOUT_S)
+    except FileNotFoundError:
+        raise OVSError('%s not found: the loss split needs the compute '
+                       'host\'s Open vSwitch' % argv[0])
+    except subprocess.TimeoutExpired:
+        raise OVSError('%s did not answer in %d s' % (' '.join(argv),
+                                                      OVS_TIMEOUT_S))
+    if done.returncode != 0:
+        raise OVSError('%s failed: %s' % (' '.join(argv),
+                                          done.stderr.strip()))
+    return done.stdout
+
+
+def live_counters(run=subprocess.run):
+    """{interface: counters} of every bridge, read from the switch now.
+
+    ovs-ofctl asks ovs-vswitchd itself: no 5 s database refresh to wait
+    for, so a read right after a trial includes all of it.
+    """
+    from epa_chain.local import switch    # OVS's text, parsed once
+
+    counters = {}
+    for bridge in _ovs(run, 'ovs-vsctl', '--timeout=%d' % OVS_TIMEOUT_S,
+                       'list-br').split():
+        names = switch.parse_ofctl_show(_ovs(
+            run, 'ovs-ofctl', '-O', OFCTL_PROTOCOLS, 'show', bridge))
+        counters.update(switch.parse_dump_ports(_ovs(
+            run, 'ovs-ofctl', '-O', OFCTL_PROTOCOLS, 'dump-ports', bridge),
+            names))
+    return counters
+
+
+def loss_paths(proof_directions):
+    """{direction: (hop_loss.Hop, ...)} from a proof's hop counts.
+
+    `epa-chain prove --json` records, per direction, the OVS interface
+    of every hop it counted, alternately where a node sent and where the
+    switch delivered to the next one; an external tester's own ends are
+    not among them (it has no Neutron port): they become the None ends
+    of the first and last hop.
+    """
+    from epa_chain.measurement import hop_loss
+
+    paths = {}
+    for entry in proof_directions:
+        counted = entry.get('hop_counts') or []
+        sender, sender_port = EXTERNAL_TESTER, None
+        hops = []
+        for count in counted:
+            if count['counted'] == 'sent':
+                sender, sender_port = count['server'], count['interface']
+            else:
+                hops.append(hop_loss.Hop(sender, sender_port,
+                                         count['server'],
+                                         count['interface']))
+                sender, sender_port = None, None
+        if sender is not None and sender_port is not None:
+            hops.append(hop_loss.Hop(sender, sender_port, EXTERNAL_TESTER,
+                                     None))
+        if hops:
+            paths[entry['direction']] = tuple(hops)
+    return paths

@@ -54,6 +54,12 @@ def add_arguments(parser):
     campaign_options.add_arguments(parser, campaign_options.MEASURE)
     parser.add_argument('--json', required=True, metavar='OUT',
                         help='results file to write ("-" for stdout)')
+    parser.add_argument('--loss-by-hop', metavar='PROOF',
+                        help='split every lossy trial\'s loss hop by hop '
+                             'from this host\'s Open vSwitch counters, '
+                             'along the path that `epa-chain prove --json '
+                             'PROOF` counted (run it on the compute host, '
+                             'as root)')
     parser.add_argument('--tables', action='store_true',
                         help='print the report tables when done')
     parser.add_argument('-q', '--quiet', action='store_true',
@@ -72,6 +78,8 @@ class Request:
     tables: bool = False
     quiet: bool = False
     prox_endpoint: typing.Optional[str] = None
+    #: {direction: (hop_loss.Hop, ...)} of --loss-by-hop, or None
+    loss_paths: typing.Any = None
 
 
 # Moved to commands/_arguments.py (shared with `epa-chain local`), kept
@@ -135,9 +143,47 @@ def _request(args):
     outputs.check_file(args.json, '--json', allow_stdout=True)
     if plan.results_dir is not None:
         outputs.check_directory(plan.results_dir, '--results-dir')
+    loss_paths = None
+    if args.loss_by_hop is not None:
+        loss_paths = _loss_paths(args.loss_by_hop, plan.directions)
     return Request(generator=args.generator, options=options, campaign=plan,
                    json=args.json, tables=args.tables, quiet=args.quiet,
-                   prox_endpoint=args.prox_endpoint)
+                   prox_endpoint=args.prox_endpoint, loss_paths=loss_paths)
+
+
+PROOF_FIX = ('give the --json file of `epa-chain prove` (run without '
+             '--no-ovs) for the stack measured')
+
+
+def _loss_paths(path, directions):
+    """The hops of each measured direction, from a proof file."""
+    from epa_chain.cloud import ovs_hops
+    from epa_chain.commands import prove
+    from epa_chain.measurement import results
+
+    option = '--loss-by-hop %s' % path
+    try:
+        proof = results.parse(results.read_text(path, PROOF_FIX, 'proof'),
+                              option, PROOF_FIX)
+    except results.ResultsError as error:
+        raise ValueError('--loss-by-hop: %s' % error)
+    if not isinstance(proof, dict) or proof.get('schema') != \
+            prove.PROOF_SCHEMA:
+        raise ValueError('%s: schema is %r, not %s; %s' % (
+            option, proof.get('schema') if isinstance(proof, dict)
+            else None, prove.PROOF_SCHEMA, PROOF_FIX))
+    entries = proof.get('directions')
+    try:
+        paths = ovs_hops.loss_paths(entries if isinstance(entries, list)
+                                    else [])
+    except (KeyError, TypeError, AttributeError) as error:
+        raise ValueError('%s: directions[].hop_counts is not what prove '
+                         'writes (%s); %s' % (option, error, PROOF_FIX))
+    missing = [d for d in directions if d not in paths]
+    if missing:
+        raise ValueError('%s: no hop counts for the %s direction; %s' % (
+            option, ', '.join(missing), PROOF_FIX))
+    return paths
 
 
 def run(args):
@@ -165,6 +211,31 @@ def _progress(line):
     print(line, file=sys.stderr, flush=True)
 
 
+def _counting(generator, paths):
+    from epa_chain.cloud import ovs_hops
+    from epa_chain.measurement import hop_loss
+
+    return hop_loss.CountingGenerator(generator, paths,
+                                      ovs_hops.live_counters)
+
+
+def _absent_ports(paths, read=None):
+    """Why the proof's ports cannot be read here ('' when they can)."""
+    from epa_chain.cloud import ovs_hops
+
+    try:
+        counters = (read or ovs_hops.live_counters)()
+    except ovs_hops.OVSError as error:
+        return str(error)
+    absent = sorted({port for hops in paths.values() for hop in hops
+                     for port in (hop.in_port, hop.out_port)
+                     if port is not None and port not in counters})
+    if absent:
+        return ('%s not on this host\'s Open vSwitch: run measure on the '
+                'compute host that runs the chain' % ', '.join(absent))
+    return ''
+
+
 def _measure(request, generator):
     """Run the campaign and write its results; the exit status."""
     from epa_chain.measurement import campaign
@@ -172,7 +243,14 @@ def _measure(request, generator):
     from epa_chain.measurement import results
 
     progress = None if request.quiet else _progress
+    if request.loss_paths is not None:
+        generator = _counting(generator, request.loss_paths)
     with generator:
+        if request.loss_paths is not None:
+            absent = _absent_ports(request.loss_paths)
+            if absent:
+                _error('--loss-by-hop: %s; nothing measured' % absent)
+                return 1
         # PROX out of reach fails every case the same way, each after a
         # connect timeout: say it once, before the campaign.
         unreachable = generator.describe().get('connect_error')

@@ -59,20 +59,21 @@ class CounterError(RuntimeError):
 class Hop:
     """One hop: `sender` on `in_port` to `receiver` on `out_port`.
 
-    Port names as the counter reader names them.
+    Port names as the counter reader names them; None for the end of a
+    generator that has no port on the switch (an external tester).
     """
 
     sender: str
-    in_port: str
+    in_port: typing.Optional[str]
     receiver: str
-    out_port: str
+    out_port: typing.Optional[str]
 
 
 @dataclasses.dataclass(frozen=True)
 class Segment:
     where: str          # one of WHERE
     owner: str          # the node the loss belongs to, or VSWITCH
-    port: str           # the switch port it was read at
+    port: typing.Optional[str]  # the switch port it was read at
     lost: int           # frames in minus frames out (< 0: more came out)
     counted_drops: int  # what the switch itself counted as dropped there
 
@@ -116,7 +117,11 @@ def attribute(direction, hops, sent, received, before, after):
     """The Attribution of `sent - received` along `hops`.
 
     `before` and `after` map port names to counters (rx_packets,
-    tx_packets, rx_dropped, tx_dropped), read around the trial.
+    tx_packets, rx_dropped, tx_dropped), read around the trial. A
+    generator outside the switch (an external tester) has no port on
+    it: the first hop's in_port and the last hop's out_port are None,
+    and the switch segments of those hops start at its send and end at
+    its receive.
     """
     if not hops:
         raise CounterError('direction %s has no hops' % direction)
@@ -130,12 +135,18 @@ def attribute(direction, hops, sent, received, before, after):
                                'switch\'s counters' % (port, direction))
 
     segments = []
-    first = hops[0]
-    segments.append(Segment('send', first.sender, first.in_port,
-                            sent - delta(first.in_port, 'rx_packets'),
-                            delta(first.in_port, 'rx_dropped')))
+    first, last = hops[0], hops[-1]
+    if first.in_port is not None:
+        segments.append(Segment('send', first.sender, first.in_port,
+                                sent - delta(first.in_port, 'rx_packets'),
+                                delta(first.in_port, 'rx_dropped')))
     for index, hop in enumerate(hops):
-        received_here = delta(hop.in_port, 'rx_packets')
+        received_here = sent if hop.in_port is None else delta(
+            hop.in_port, 'rx_packets')
+        if hop.out_port is None:
+            segments.append(Segment('switch', VSWITCH, hop.in_port,
+                                    received_here - received, 0))
+            continue
         delivered = delta(hop.out_port, 'tx_packets')
         ring_full = delta(hop.out_port, 'tx_dropped')
         segments.append(Segment('switch', VSWITCH, hop.out_port,
@@ -148,10 +159,10 @@ def attribute(direction, hops, sent, received, before, after):
                 'inside', hop.receiver, onward.in_port,
                 delivered - delta(onward.in_port, 'rx_packets'),
                 delta(onward.in_port, 'rx_dropped')))
-    last = hops[-1]
-    segments.append(Segment('receive', last.receiver, last.out_port,
-                            delta(last.out_port, 'tx_packets') - received,
-                            0))
+    if last.out_port is not None:
+        segments.append(Segment('receive', last.receiver, last.out_port,
+                                delta(last.out_port, 'tx_packets') -
+                                received, 0))
     return Attribution(direction, sent - received, tuple(segments))
 
 

@@ -358,7 +358,8 @@ def hop_loss_table(document):
                 rows.append([
                     readers.frame_size_of(case).label,
                     _count(knee['intended_fps']), found['direction'],
-                    segment['owner'], segment['where'], segment['port'],
+                    segment['owner'], segment['where'],
+                    segment['port'] or '-',
                     _count(segment['lost']),
                     _count(segment['counted_drops']),
                     '%.1f' % (100.0 * segment['lost'] / lost)])

@@ -262,32 +262,36 @@ def _read_at_most(handle, limit):
     return b''.join(chunks)
 
 
-def _read(path):
-    """The file's text: a regular file, at most MAX_BYTES, UTF-8."""
+def read_text(path, fix=FIX, what='results file'):
+    """The file's text: a regular file, at most MAX_BYTES, UTF-8.
+
+    ResultsError names the file (`what` when there is no path) and ends
+    with `fix`.
+    """
     if not path:
-        raise ResultsError('results file: an empty path; %s' % FIX)
+        raise ResultsError('%s: an empty path; %s' % (what, fix))
     shown = safe_yaml.escape(path)
     try:
         # O_NONBLOCK: opening a FIFO must not wait for a writer.
         handle = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY)
     except OSError as error:
         raise ResultsError('%s: cannot read: %s; %s' % (
-            shown, error.strerror or error, FIX)) from None
+            shown, error.strerror or error, fix)) from None
     try:
         mode = os.fstat(handle).st_mode
         if not stat.S_ISREG(mode):
             raise ResultsError('%s: is %s, not a regular file; %s' % (
                 shown, 'a directory' if stat.S_ISDIR(mode) else
-                'a device, FIFO or socket', FIX))
+                'a device, FIFO or socket', fix))
         data = _read_at_most(handle, MAX_BYTES + 1)
     except OSError as error:
         raise ResultsError('%s: cannot read: %s; %s' % (
-            shown, error.strerror or error, FIX)) from None
+            shown, error.strerror or error, fix)) from None
     finally:
         os.close(handle)
     if len(data) > MAX_BYTES:
-        raise ResultsError('%s: larger than %d MiB; a results file is not'
-                           '; %s' % (shown, MAX_BYTES // 2 ** 20, FIX))
+        raise ResultsError('%s: larger than %d MiB; a %s is not; %s' % (
+            shown, MAX_BYTES // 2 ** 20, what, fix))
     if data.startswith(GZIP_MAGIC):
         raise ResultsError('%s: gzip-compressed; decompress it first '
                            '(gunzip -k %s)' % (shown, shown))
@@ -296,28 +300,28 @@ def _read(path):
     except UnicodeDecodeError as error:
         raise ResultsError('%s: not UTF-8 text (byte 0x%02x at offset %d): '
                            'binary or another encoding; %s' % (
-                               shown, data[error.start], error.start, FIX)
+                               shown, data[error.start], error.start, fix)
                            ) from None
 
 
-def parse(text, source):
+def parse(text, source, fix=FIX):
     """The JSON document in `text`, checked finite and not too deep."""
     try:
         document = json.loads(text, parse_constant=_NonFinite,
                               parse_float=_json_float)
     except RecursionError:
         raise ResultsError('%s: nested too deeply to read; %s' % (
-            source, FIX)) from None
+            source, fix)) from None
     except ValueError as error:
         raise ResultsError('%s: not JSON (%s); %s' % (
-            source, ' '.join(str(error).split()), FIX)) from None
-    _check_values(document, source, FIX)
+            source, ' '.join(str(error).split()), fix)) from None
+    _check_values(document, source, fix)
     return document
 
 
 def load(path):
     """Read and validate a results file; ResultsError names the file."""
-    document = parse(_read(path), path)
+    document = parse(read_text(path), path)
     validate(document, path)
     return document
 

@@ -25,9 +25,10 @@ ending at its tester on the provider VLANs,
         -e templates/environments/intra-node.yaml --wait vecpe
     tools/single-host-cloud tester up vecpe
     epa-chain prove --os-cloud epa-chain vecpe \\
-        --generator-endpoint 127.0.0.1:8474
+        --generator-endpoint 127.0.0.1:8474 --json proof.json
     epa-chain audit --os-cloud epa-chain vecpe
-    epa-chain measure --generator prox --prox-endpoint 127.0.0.1:8474 ...
+    epa-chain measure --generator prox --prox-endpoint 127.0.0.1:8474 \\
+        --loss-by-hop proof.json ...
     tools/single-host-cloud tester down
     openstack stack delete --wait vecpe
 
@@ -57,6 +58,7 @@ import time
 import unittest
 
 from epa_chain.cloud import placement
+from epa_chain.measurement import readers as measurement_readers
 from epa_chain.measurement import results as measurement_results
 from epa_chain.tests.cloud import host
 from epa_chain.tests.cloud import images
@@ -444,9 +446,9 @@ class SingleHostCloudTest(unittest.TestCase):
                 self.assertEqual('[]\n[%d]' % vlan, _run([
                     'ovs-vsctl', 'get', 'Port', port, 'tag',
                     'trunks']).stdout.strip())
-            self._prove_through_the_tester(endpoint)
+            proof_file = self._prove_through_the_tester(endpoint)
             self._audit(STACK, VECPE_VNFS)
-            self._measure_through_the_tester(endpoint)
+            self._measure_through_the_tester(endpoint, proof_file)
         finally:
             down = self._tester('down')
             started = time.monotonic()
@@ -547,14 +549,18 @@ class SingleHostCloudTest(unittest.TestCase):
         self.assertEqual('affinity', placed['server_group_policy'])
         self.assertEqual(1, placed['hosts'], placed)
         self.assertEqual(VECPE_VNFS, len(placed['servers']), placed)
+        return proof_file
 
-    def _measure_through_the_tester(self, endpoint):
+    def _measure_through_the_tester(self, endpoint, proof_file):
         results_file = os.path.join(os.environ.get('TMPDIR', '/tmp'),
                                     'epa-chain-cloud-tester-results.json')
         started = time.monotonic()
         measured = _run([sys.executable, '-m', 'epa_chain.cli', 'measure',
                          '--generator', 'prox', '--prox-endpoint', endpoint,
-                         '--json', results_file, '--tables'] +
+                         '--json', results_file, '--tables',
+                         # every lossy trial split hop by hop along the
+                         # path the proof counted
+                         '--loss-by-hop', proof_file] +
                         TESTER_MEASURE, check=False, timeout=1800)
         self.timings['measure_s'] = round(time.monotonic() - started)
         _log(measured.stdout[-6000:])
@@ -589,6 +595,34 @@ class SingleHostCloudTest(unittest.TestCase):
         # Seed 000's tables, as the report prints them.
         self.assertIn('68', measured.stdout)
         self.assertIn('NDR', measured.stdout)
+        self._assert_loss_split(case, measured.stdout)
+
+    def _assert_loss_split(self, case, stdout):
+        """Each lossy trial direction's loss, split along the chain.
+
+        TCG guests make the knee wander: a fast run loses nothing up to
+        the ceiling and has nothing to split, which is said.
+        """
+        owners = {}
+        split = 0
+        for record in case['trials']:
+            for found in record['directions']:
+                lost = found['tx_frames'] - found['rx_frames']
+                if lost <= 0:
+                    self.assertNotIn('loss_by_hop', found)
+                    continue
+                self.assertIn('loss_by_hop', found, record['notes'])
+                by_hop = found['loss_by_hop']
+                self.assertEqual(lost, by_hop['lost_frames'])
+                self.assertEqual(lost, sum(s['lost']
+                                           for s in by_hop['segments']))
+                for owner, frames in by_hop['by_owner'].items():
+                    owners[owner] = owners.get(owner, 0) + frames
+                split += 1
+        _log('loss split by hop: %d lossy trial direction(s), frames by '
+             'owner %s' % (split, json.dumps(owners, sort_keys=True)))
+        if measurement_readers.knee_trial(case) is not None:
+            self.assertIn('Where frames were lost at the knee', stdout)
 
     def test_1_inter_node_is_refused_with_novas_reason(self):
         # anti-affinity over two servers on a one-host cloud: the create

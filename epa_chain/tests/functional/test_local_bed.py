@@ -229,10 +229,15 @@ class TestLocalBed(testtools.TestCase):
             self.assertNotEqual([], split, 'no lossy trial above the '
                                 'throttled VNF\'s rate')
             total = sum(s['lost_frames'] for s in split)
-            held = sum(s['by_owner'].get(second, 0) for s in split)
+            owners = {}
+            for by_hop in split:
+                for owner, frames in by_hop['by_owner'].items():
+                    owners[owner] = owners.get(owner, 0) + frames
+            held = owners.get(second, 0)
             self.addDetail('loss-%s' % case['frame_size']['label'],
                            content.text_content(json.dumps(
-                               {'lost': total, 'held_by_%s' % second: held})))
+                               {'lost': total, 'by_owner': owners,
+                                'throttled': second})))
             self.assertGreaterEqual(held / total, 0.9, (held, total))
             self.assertIsNotNone(readers.knee_trial(case))
         self.assertIn('Where frames were lost at the knee', self.stdout)

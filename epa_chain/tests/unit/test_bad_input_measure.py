@@ -160,6 +160,27 @@ MEASURE = [
     case('--invalid-trial-retries', '11',
          expected="--invalid-trial-retries '11'"),
     case('--chain-length', '1' + '0' * 400, expected='--chain-length'),
+    # The proof whose path --loss-by-hop splits the loss along.
+    case('--loss-by-hop', '{d}/missing.json',
+         expected='--loss-by-hop: {d}/missing.json: cannot read: No such '
+                  'file'),
+    case('--loss-by-hop', '{d}/fifo',
+         expected='--loss-by-hop: {d}/fifo: is a device, FIFO or socket'),
+    case('--loss-by-hop', '', expected='--loss-by-hop: proof: an empty '
+                                       'path; give the --json file of '
+                                       '`epa-chain prove`'),
+    case('--loss-by-hop', '{d}/good.json',
+         expected="--loss-by-hop {d}/good.json: schema is "
+                  "'epa-chain/results/1', not epa-chain/proof/1"),
+    case('--loss-by-hop', '{d}/empty.json',
+         expected='--loss-by-hop: --loss-by-hop {d}/empty.json: not JSON'),
+    case('--loss-by-hop', '{d}/proof-no-ovs.json', '--direction', 'bi',
+         expected='--loss-by-hop {d}/proof-no-ovs.json: no hop counts for '
+                  'the forward, reverse direction; give the --json file '
+                  'of `epa-chain prove` (run without --no-ovs)'),
+    case('--loss-by-hop', '{d}/proof-garbled.json',
+         expected='--loss-by-hop {d}/proof-garbled.json: '
+                  'directions[].hop_counts is not what prove writes'),
 ]
 
 REPORT = [
@@ -332,6 +353,12 @@ class BadInputTest(testtools.TestCase):
             lambda d: d['cases'][0]['trials'][0].__setitem__('tx_frames',
                                                              -1)))
         self.write('nokey.json', self.document(lambda d: d.pop('cases')))
+        self.write('proof-no-ovs.json', json.dumps({
+            'schema': prove.PROOF_SCHEMA, 'directions': [
+                {'direction': 'forward'}, {'direction': 'reverse'}]}))
+        self.write('proof-garbled.json', json.dumps({
+            'schema': prove.PROOF_SCHEMA, 'directions': [
+                {'direction': 'forward', 'hop_counts': [{'server': 'x'}]}]}))
         self.write('tiny-link.json', self.document(
             lambda d: d['generator'].__setitem__('link_bps', 5e-324)))
 
