@@ -29,6 +29,7 @@ import logging
 import time
 
 from epa_chain.cloud import budget as budget_mod
+from epa_chain.cloud import epa_audit
 from epa_chain.cloud import hop_check
 from epa_chain.cloud import placement
 from epa_chain.cloud import preflight
@@ -66,7 +67,9 @@ class ChainBenchmark:
     """Runs the flow against a cloud reached through small adapters.
 
     stacks: a stack.StackService; compute: show_server(id) (the server as
-    the compute API shows it), server_status(id) and console_output(id)
+    the compute API shows it), server_topology(id) (at compute API 2.78,
+    with its flavor's extra specs: epa_audit's input), server_status(id)
+    and console_output(id)
     (the Tempest plugin's services/clients.py TempestCompute);
     generator_factory(endpoint) ->
     an epa_chain Generator (default: PROX, with the options' rate
@@ -125,7 +128,33 @@ class ChainBenchmark:
                                    self.options.vnf_ready_timeout,
                                    interval=self.ready_interval,
                                    clock=self.clock, sleep=self.sleep)
-        return outputs, where
+        audit = self.audit(stack_name, sorted(shown))
+        return outputs, where, audit
+
+    def audit(self, stack_name, server_ids):
+        """The EPA audit of the booted chain, for every results file.
+
+        Asked against given for each server (epa_audit): Nova's topology,
+        and libvirt and Open vSwitch when the servers run on this host. A
+        finding that invalidates a measurement is logged as a warning;
+        the results carry the document (valid: false) and the report
+        says so above its tables.
+        """
+        shown = {server_id: self.compute.server_topology(server_id)
+                 for server_id in server_ids}
+        try:
+            findings, host_checked = epa_audit.audit_servers(shown)
+        except epa_audit.HostError as error:
+            LOG.warning('EPA audit: the host part could not be read (%s); '
+                        'Nova\'s view alone', error)
+            findings, host_checked = epa_audit.audit_servers(shown, 'no')
+        document = epa_audit.document(stack_name, findings, host_checked)
+        LOG.info('%s', epa_audit.table(findings))
+        if not document['valid']:
+            LOG.warning('EPA audit: %d finding(s) invalidate the '
+                        'measurement of %s; its results are marked',
+                        len(epa_audit.invalidating(findings)), stack_name)
+        return document
 
     def preflight(self, resolved):
         """BenchmarkError, nothing created, when the cloud cannot host it.
@@ -143,10 +172,12 @@ class ChainBenchmark:
                                  % preflight.table(findings))
         LOG.info('Preflight:\n%s', preflight.table(findings))
 
-    def measure(self, outputs, chain_length, direction, where=None):
+    def measure(self, outputs, chain_length, direction, where=None,
+                audit=None):
         """Hop check, then every campaign; return the files written.
 
-        `where` (placement's record, from deploy) goes into every result.
+        `where` (placement's record) and `audit` (the EPA audit's
+        document), both from deploy, go into every result.
         """
         endpoint = outputs.get('generator_control_endpoint')
         if not endpoint or not endpoint.get('host'):
@@ -167,6 +198,8 @@ class ChainBenchmark:
                 checked, options.hop_check_load_fraction,
                 options.hop_check_max_loss_ratio,
                 options.hop_check_attempts), 'placement': where}
+            if audit is not None:
+                cloud['epa_audit'] = audit
             for frame_size in options.campaign.frame_sizes:
                 for flows in options.campaign.flow_counts:
                     stem = results.file_stem(frame_size, flows)
@@ -234,6 +267,6 @@ class ChainBenchmark:
         self.budget.check(self.options, direction)
         resolved = stack_mod.resolve(stack_name, self.options, chain_length,
                                      direction)
-        outputs, where = self.deploy(stack_name, chain_length, direction,
-                                     resolved)
-        return self.measure(outputs, chain_length, direction, where)
+        outputs, where, audit = self.deploy(stack_name, chain_length,
+                                            direction, resolved)
+        return self.measure(outputs, chain_length, direction, where, audit)

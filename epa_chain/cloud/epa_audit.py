@@ -26,12 +26,18 @@ small: a measurement of this chain is not of what was asked), `warning`
 (memory on another NUMA node than the PMD polling its ports), `info`
 (what was given, as asked).
 
-The readers take the text each source gives and are pure; the command
-(commands/audit.py) fetches it.
+The readers take the text each source gives and are pure;
+audit_servers reads the host (bounded commands, Nova's domain names
+only) for `epa-chain audit` (commands/audit.py, the openstack client)
+and the Tempest scenarios (their admin compute client), which record the
+document in every results file.
 """
 
 import dataclasses
 import re
+import shutil
+import socket
+import subprocess
 import typing
 import xml.etree.ElementTree as ElementTree
 
@@ -270,6 +276,82 @@ def audit_server(name, shown, domain=None, rxqs=None):
                 % (port, ','.join(map(str, sorted(memory_nodes))))
                 if cross else 'polled on the guest memory\'s NUMA node')
     return findings
+
+
+# ---- a stack's servers, with the host's part where they run --------------
+
+HOST_PART = ('auto', 'yes', 'no')
+# Bounds of each host command: a wedged libvirtd or ovs-vswitchd must not
+# hang the audit.
+HOST_COMMAND_TIMEOUT_S = 60
+
+
+class HostError(RuntimeError):
+    """A host command failed or is missing."""
+
+
+def audit_servers(shown, host='auto', here=None, run=None):
+    """(findings, names of the servers whose host part was read).
+
+    `shown`: {server id: the server as server_topology shows it}; `host`
+    one of HOST_PART: auto reads libvirt and Open vSwitch for the servers
+    Nova says run on `here` (this host's name) when virsh is installed.
+    HostError when a host command fails.
+    """
+    here = socket.gethostname() if here is None else here
+    rxqs = None
+    findings = []
+    host_checked = []
+    for _server_id, server in sorted(shown.items(),
+                                     key=lambda item: item[1]['name']):
+        domain = None
+        if _host_part(host, server, here):
+            if rxqs is None:
+                rxqs = rxqs_of(host_command(
+                    ['ovs-appctl', '--timeout=10',
+                     'dpif-netdev/pmd-rxq-show'], run))
+            domain = DomainGiven.of_xml(domain_xml(server, run))
+            host_checked.append(server['name'])
+        findings += audit_server(server['name'], server, domain, rxqs)
+    return findings, host_checked
+
+
+def _host_part(choice, server, here):
+    if choice == 'no':
+        return False
+    if choice == 'yes':
+        return True
+    return (server.get('OS-EXT-SRV-ATTR:host') == here and
+            shutil.which('virsh') is not None)
+
+
+def domain_xml(server, run=None):
+    """libvirt's XML of a server's domain, by Nova's name for it."""
+    name = server.get('OS-EXT-SRV-ATTR:instance_name') or ''
+    # Nova's own name for the domain; anything else never reaches virsh.
+    if not INSTANCE_NAME.fullmatch(name):
+        raise HostError('server %s: libvirt domain name %r is not Nova\'s '
+                        'instance-XXXXXXXX form (admin credentials show '
+                        'it)' % (server.get('name'), name))
+    return host_command(['virsh', '-c', 'qemu:///system', 'dumpxml',
+                         '--domain', name], run)
+
+
+def host_command(argv, run=None):
+    try:
+        done = (run or subprocess.run)(
+            argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            timeout=HOST_COMMAND_TIMEOUT_S)
+    except FileNotFoundError:
+        raise HostError('%s: not found on this host (--host no skips the '
+                        'host part)' % argv[0])
+    except subprocess.TimeoutExpired:
+        raise HostError('%s did not answer in %d s' % (
+            ' '.join(argv), HOST_COMMAND_TIMEOUT_S))
+    if done.returncode != 0:
+        raise HostError('%s failed: %s' % (' '.join(argv),
+                                           done.stderr.strip()))
+    return done.stdout
 
 
 def invalidating(findings):

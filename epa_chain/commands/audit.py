@@ -24,19 +24,13 @@ the cloud could not be read), 2 usage.
 """
 
 import json
-import shutil
-import socket
-import subprocess
 import sys
 
 from epa_chain.cloud import epa_audit
 from epa_chain.cloud import openstack_cli
 from epa_chain import outputs
 
-HOST_PART = ('auto', 'yes', 'no')
-# Bounds of each host command: a wedged libvirtd or ovs-vswitchd must not
-# hang the audit.
-HOST_COMMAND_TIMEOUT_S = 60
+HOST_PART = epa_audit.HOST_PART
 
 
 def add_arguments(parser):
@@ -65,23 +59,9 @@ def run(args):
         servers = cli.stack_servers(args.stack)
         shown = {server_id: cli.server_topology(server_id)
                  for server_id in sorted(servers)}
-        here = socket.gethostname()
-        rxqs = None
-        findings = []
-        host_checked = []
-        for server_id, server in sorted(shown.items(),
-                                        key=lambda item: item[1]['name']):
-            domain = None
-            if _host_part(args.host, server, here):
-                if rxqs is None:
-                    rxqs = epa_audit.rxqs_of(_host_command(
-                        ['ovs-appctl', '--timeout=10',
-                         'dpif-netdev/pmd-rxq-show']))
-                domain = epa_audit.DomainGiven.of_xml(_domain_xml(server))
-                host_checked.append(server['name'])
-            findings += epa_audit.audit_server(server['name'], server,
-                                               domain, rxqs)
-    except (openstack_cli.CLIError, HostError, ValueError, KeyError) as exc:
+        findings, host_checked = epa_audit.audit_servers(shown, args.host)
+    except (openstack_cli.CLIError, epa_audit.HostError, ValueError,
+            KeyError) as exc:
         _error(' '.join(str(exc).split()))
         return 1
     if args.json is not None:
@@ -96,47 +76,6 @@ def run(args):
                       'measurement (host read for %d of %d servers)'
                       % (len(host_checked), len(shown))), file=sys.stderr)
     return 1 if bad else 0
-
-
-class HostError(RuntimeError):
-    """A host command failed or is missing."""
-
-
-def _host_part(choice, server, here):
-    if choice == 'no':
-        return False
-    if choice == 'yes':
-        return True
-    return (server.get('OS-EXT-SRV-ATTR:host') == here and
-            shutil.which('virsh') is not None)
-
-
-def _domain_xml(server):
-    name = server.get('OS-EXT-SRV-ATTR:instance_name') or ''
-    # Nova's own name for the domain; anything else never reaches virsh.
-    if not epa_audit.INSTANCE_NAME.fullmatch(name):
-        raise HostError('server %s: libvirt domain name %r is not Nova\'s '
-                        'instance-XXXXXXXX form (admin credentials show '
-                        'it)' % (server.get('name'), name))
-    return _host_command(['virsh', '-c', 'qemu:///system', 'dumpxml',
-                          '--domain', name])
-
-
-def _host_command(argv):
-    try:
-        done = subprocess.run(argv, stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE, text=True,
-                              timeout=HOST_COMMAND_TIMEOUT_S)
-    except FileNotFoundError:
-        raise HostError('%s: not found on this host (--host no skips the '
-                        'host part)' % argv[0])
-    except subprocess.TimeoutExpired:
-        raise HostError('%s did not answer in %d s' % (
-            ' '.join(argv), HOST_COMMAND_TIMEOUT_S))
-    if done.returncode != 0:
-        raise HostError('%s failed: %s' % (' '.join(argv),
-                                           done.stderr.strip()))
-    return done.stdout
 
 
 def _error(message):

@@ -377,6 +377,36 @@ def hop_loss_table(document):
             'generator and the switch.')
 
 
+def epa_audit_table(document):
+    """"EPA: asked vs given" of a cloud run's audit (None: no audit)."""
+    audit = (document.get('cloud') or {}).get('epa_audit')
+    if not audit:
+        return None
+    rows = [[f['server'], f['aspect'], f['asked'], f['given'],
+             f['severity'].upper(), f['message']] for f in audit['findings']]
+    return ('EPA: asked vs given', ['Server', 'Aspect', 'Asked', 'Given',
+                                    'Severity', 'What'], rows,
+            'From Nova\'s server topology, and libvirt and Open vSwitch for '
+            '%d of the servers (read on their host); INVALIDATES: the '
+            'measurement is not of what the flavor asked.'
+            % len(audit['host_checked']))
+
+
+def epa_audit_line(document):
+    """One line above the tables: whether the audit invalidates the run."""
+    audit = (document.get('cloud') or {}).get('epa_audit')
+    if not audit:
+        return None
+    bad = [f for f in audit['findings'] if f['severity'] == 'invalidates']
+    if not bad:
+        return 'EPA audit: nothing invalidates this measurement'
+    return ('EPA audit: INVALID - %d finding(s) invalidate this '
+            'measurement: %s' % (len(bad), '; '.join(
+                '%s %s asked %s, given %s' % (f['server'], f['aspect'],
+                                              f['asked'], f['given'])
+                for f in bad)))
+
+
 def trials_table(document):
     rows = []
     for case in document['cases']:
@@ -402,6 +432,9 @@ def render_tables(document):
     blocks = [header, 'Loss goals: %s' % ', '.join(
         '%s <= %s %%' % (name, _percent(ratio))
         for name, ratio in params['loss_goals'].items())]
+    audit_line = epa_audit_line(document)
+    if audit_line:
+        blocks.append(audit_line)
     tables = list(throughput_tables(document))
     for optional in (switching_table(document), latency_table(document),
                      hop_loss_table(document)):
@@ -412,6 +445,9 @@ def render_tables(document):
     if soak:
         tables.append(soak)
     tables.append(trials_table(document))
+    audit = epa_audit_table(document)
+    if audit:
+        tables.append(audit)
     if document.get('kpi'):
         # The verdicts the run was judged by ([epa_chain] kpi_file).
         tables.append(verdicts.table(verdicts.from_record(document['kpi']),

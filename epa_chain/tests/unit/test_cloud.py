@@ -548,6 +548,7 @@ class FakeCompute:
         self.consoles = consoles        # server_id -> [text per poll]
         self.statuses = statuses or {}  # server_id -> (status, fault)
         self.names = names or {}
+        self.extra_specs = {}           # changed in every flavor shown
 
     def show_server(self, server_id):
         return {'name': self.names[server_id],
@@ -555,6 +556,18 @@ class FakeCompute:
                 'OS-EXT-SRV-ATTR:hypervisor_hostname': 'compute-1.lab',
                 'OS-EXT-AZ:availability_zone': 'nova',
                 'hostId': 'c0ffee'}
+
+    def server_topology(self, server_id):
+        # The single-host cloud's server as `server show --topology`
+        # showed it (flavor extra specs, topology), under this name.
+        with open(os.path.join(repo.FIXTURES, 'audit',
+                               'server-small-host.json')) as stream:
+            server = json.load(stream)
+        # On another host: the unit tests never read this host's libvirt.
+        server.update({'name': self.names[server_id], 'id': server_id,
+                       'OS-EXT-SRV-ATTR:host': 'compute-1'})
+        server['flavor']['extra_specs'].update(self.extra_specs)
+        return server
 
     def server_status(self, server_id):
         return self.statuses.get(server_id, ('ACTIVE', None))
@@ -990,6 +1003,13 @@ class BenchmarkFlowTest(testtools.TestCase):
             self.assertLessEqual(ndr, ndr_fps)
             self.assertGreater(ndr, ndr_fps * (1 - 2 * 0.005))
             self.assertIsNotNone(case['latency'])
+            # The EPA audit of both servers, Nova's view (the fake
+            # servers run on another host): shared CPUs as asked.
+            audit = document['cloud']['epa_audit']
+            self.assertEqual((True, []), (audit['valid'],
+                                          audit['host_checked']))
+            self.assertEqual({'s-vnf1', 's-generator'},
+                             {f['server'] for f in audit['findings']})
             self.assertTrue(os.path.isfile(path[:-5] + '.txt'))
             # Throughput and latency plots beside the tables.
             plot_dir = path[:-5] + '-plots'
@@ -1007,6 +1027,27 @@ class BenchmarkFlowTest(testtools.TestCase):
         self.run_cleanups()
         self.assertIn(('delete', 'stack-id-1'), self.heat.calls)
         self.assertEqual(('get', 'stack-id-1'), self.heat.calls[-1])
+
+    def test_an_invalidating_audit_marks_every_result(self):
+        from epa_chain import generators
+        from epa_chain.measurement import report
+        # Dedicated CPUs asked, and Nova's topology shows no pinning.
+        self.compute.extra_specs['hw:cpu_policy'] = 'dedicated'
+        self.options = self.reconf(frame_sizes=['64'], flow_counts=[1])
+        self.generator = generators.create('model', ndr_fps=2.0e6)
+        with self.assertLogs('epa_chain.cloud.benchmark', 'WARNING') as log:
+            written = self.chain_benchmark().run('s', 1, BI)
+        self.assertIn('invalidate the measurement of s', log.output[0])
+        (path,) = [p for p in written if p.endswith('.json')]
+        document = measurement_results.load(path)
+        audit = document['cloud']['epa_audit']
+        self.assertFalse(audit['valid'])
+        text = report.render_tables(document)
+        self.assertIn('EPA audit: INVALID - 2 finding(s) invalidate this '
+                      'measurement: ', text)
+        self.assertIn('EPA: asked vs given', text)
+        self.assertIn('INVALIDATES', text)
+        self.run_cleanups()
 
     def _judged(self, floor):
         """One run judged by an NDR floor: (its results, the error)."""

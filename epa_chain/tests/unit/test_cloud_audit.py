@@ -181,8 +181,8 @@ class ReadersTest(testtools.TestCase):
     def test_a_domain_name_that_is_not_novas_never_reaches_virsh(self):
         server = copy.deepcopy(_server())
         server['OS-EXT-SRV-ATTR:instance_name'] = '--connect=evil'
-        error = self.assertRaises(audit_command.HostError,
-                                  audit_command._domain_xml, server)
+        error = self.assertRaises(epa_audit.HostError,
+                                  epa_audit.domain_xml, server)
         self.assertIn("not Nova's instance-XXXXXXXX form", str(error))
 
 
@@ -207,7 +207,7 @@ class AuditCommandTest(testtools.TestCase):
         self.host_commands = []
 
     def main(self, server, *argv, here='vm'):
-        def host_command(command):
+        def host_command(command, run=None):
             self.host_commands.append(command)
             return _read('domain-small-host.xml' if command[0] == 'virsh'
                          else 'pmd-rxq-show.txt')
@@ -215,11 +215,11 @@ class AuditCommandTest(testtools.TestCase):
         out, err = io.StringIO(), io.StringIO()
         with mock.patch.object(audit_command.openstack_cli, 'OpenStackCLI',
                                return_value=_Cloud(server)), \
-                mock.patch.object(audit_command, '_host_command',
+                mock.patch.object(epa_audit, 'host_command',
                                   side_effect=host_command), \
-                mock.patch.object(audit_command.socket, 'gethostname',
+                mock.patch.object(epa_audit.socket, 'gethostname',
                                   return_value=here), \
-                mock.patch.object(audit_command.shutil, 'which',
+                mock.patch.object(epa_audit.shutil, 'which',
                                   return_value='/usr/bin/virsh'), \
                 contextlib.redirect_stdout(out), \
                 contextlib.redirect_stderr(err):

@@ -18,10 +18,13 @@ the shape epa_chain.cloud.stack expects; servers through Tempest's own
 compute client; preflight's questions through Tempest's admin clients.
 """
 
+import json
+
 from tempest import config
 from tempest.lib import exceptions as lib_exc
 
 from epa_chain.cloud import cloud_answers
+from epa_chain.cloud import openstack_cli
 from epa_chain.cloud import readiness
 from epa_chain.cloud import stack_needs
 from epa_chain_tempest_plugin.services import orchestration
@@ -54,6 +57,25 @@ class TempestCompute:
 
     def show_server(self, server_id):
         return self.servers_client.show_server(server_id)['server']
+
+    def server_topology(self, server_id):
+        """The server at compute API 2.78, with its NUMA topology.
+
+        What `openstack server show --topology` prints (the EPA audit's
+        input): the flavor embedded with its extra specs (2.47+) and
+        GET /servers/{id}/topology (2.78, host CPUs to admins).
+        """
+        headers = dict(self.servers_client.get_headers(),
+                       **{'X-OpenStack-Nova-API-Version':
+                          openstack_cli.TOPOLOGY_MICROVERSION})
+        server = self._get('servers/%s' % server_id, headers)['server']
+        server['topology'] = self._get('servers/%s/topology' % server_id,
+                                       headers)
+        return server
+
+    def _get(self, url, headers):
+        _resp, body = self.servers_client.get(url, headers=headers)
+        return json.loads(body)
 
     def server_status(self, server_id):
         server = self.servers_client.show_server(server_id)['server']

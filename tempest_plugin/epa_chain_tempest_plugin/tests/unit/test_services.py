@@ -24,6 +24,7 @@ from unittest import mock
 import fixtures
 from heatclient import exc as heat_exc
 from tempest.lib import exceptions as lib_exc
+from tempest.lib.services.compute import servers_client
 from tempest.tests.lib import fake_auth_provider
 from tempest.tests.lib import fake_http
 import testtools
@@ -47,6 +48,7 @@ class ScriptedHttp:
                 preload_content=True):
         self.requests.append((method, url, json.loads(body) if body
                               else None))
+        self.headers = headers
         status, answer = self.answers.pop(0)
         text = json.dumps(answer) if answer is not None else ''
         return (fake_http.fake_http_response(
@@ -124,6 +126,27 @@ class OrchestrationClientTest(testtools.TestCase):
 
 
 class TempestComputeTest(testtools.TestCase):
+
+    def test_server_topology_as_the_openstack_client_shows_it(self):
+        servers = servers_client.ServersClient(
+            fake_auth_provider.FakeAuthProvider(
+                fake_base_url='https://nova.example.com/v2.1'),
+            'compute', 'RegionOne')
+        servers.http_obj = ScriptedHttp(
+            (200, {'server': {'id': 'id1', 'name': 'vnf1', 'flavor': {
+                'extra_specs': {'hw:cpu_policy': 'dedicated'}}}}),
+            (200, {'nodes': [{'host_node': 0, 'cpu_pinning': {'0': 2}}],
+                   'pagesize_kb': 2048}))
+        shown = clients.TempestCompute(servers).server_topology('id1')
+        self.assertEqual([('GET', 'servers/id1'),
+                          ('GET', 'servers/id1/topology')],
+                         [r[:2] for r in servers.http_obj.requests])
+        self.assertEqual('2.78', servers.http_obj.headers[
+            'X-OpenStack-Nova-API-Version'])
+        # What epa_audit reads: the flavor's specs and the topology.
+        self.assertEqual('dedicated',
+                         shown['flavor']['extra_specs']['hw:cpu_policy'])
+        self.assertEqual(2048, shown['topology']['pagesize_kb'])
 
     def test_console_not_there_yet_is_console_unavailable(self):
         servers = mock.Mock()
