@@ -68,8 +68,9 @@ class ChainBenchmark:
 
     stacks: a stack.StackService; compute: show_server(id) (the server as
     the compute API shows it), server_topology(id) (at compute API 2.78,
-    with its flavor's extra specs: epa_audit's input), server_status(id)
-    and console_output(id)
+    with its flavor's extra specs) and image_properties(image id) (its
+    hw_* properties): epa_audit's input, server_status(id) and
+    console_output(id)
     (the Tempest plugin's services/clients.py TempestCompute);
     generator_factory(endpoint) ->
     an epa_chain Generator (default: PROX, with the options' rate
@@ -142,12 +143,15 @@ class ChainBenchmark:
         """
         shown = {server_id: self.compute.server_topology(server_id)
                  for server_id in server_ids}
+        images = self.compute.image_properties
         try:
-            findings, host_checked = epa_audit.audit_servers(shown)
+            findings, host_checked = epa_audit.audit_servers(
+                shown, image_properties=images)
         except epa_audit.HostError as error:
             LOG.warning('EPA audit: the host part could not be read (%s); '
                         'Nova\'s view alone', error)
-            findings, host_checked = epa_audit.audit_servers(shown, 'no')
+            findings, host_checked = epa_audit.audit_servers(
+                shown, 'no', image_properties=images)
         document = epa_audit.document(stack_name, findings, host_checked)
         LOG.info('%s', epa_audit.table(findings))
         if not document['valid']:

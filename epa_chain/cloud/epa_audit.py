@@ -58,21 +58,60 @@ _LARGE = ('large', '2MB', '2048', '1GB', '1048576')
 
 @dataclasses.dataclass(frozen=True)
 class Asked:
-    """What a server's flavor asked of Nova (its EPA extra specs)."""
+    """What a server asked of Nova.
+
+    Its flavor's EPA extra specs, and its image's hw_* properties where
+    the flavor leaves the choice open.
+    """
 
     cpu_policy: str
     mem_page_size: str
     numa_nodes: int
     emulator_threads_policy: str
+    #: {'cpu_policy' | 'mem_page_size': 'flavor' | 'image' | 'default'}
+    sources: typing.Mapping[str, str] = dataclasses.field(
+        default_factory=dict)
 
     @classmethod
-    def of_server(cls, shown):
+    def of_server(cls, shown, image_properties=None):
         specs = (shown.get('flavor') or {}).get('extra_specs') or {}
-        return cls(cpu_policy=str(specs.get('hw:cpu_policy', 'shared')),
-                   mem_page_size=str(specs.get('hw:mem_page_size', '')),
-                   numa_nodes=int(specs.get('hw:numa_nodes', 0) or 0),
-                   emulator_threads_policy=str(
-                       specs.get('hw:emulator_threads_policy', '')))
+        image = image_properties or {}
+        sources = {}
+
+        def pick(key, spec, prop, default, open_values=()):
+            # The flavor decides; the image where the flavor sets nothing
+            # or leaves a choice (hw:mem_page_size any/large: Nova takes
+            # the image's size).
+            flavor_value = specs.get(spec)
+            image_value = image.get(prop)
+            if image_value not in (None, '') and (
+                    flavor_value in (None, '') or
+                    str(flavor_value) in open_values):
+                sources[key] = 'image'
+                return str(image_value)
+            if flavor_value not in (None, ''):
+                sources[key] = 'flavor'
+                return str(flavor_value)
+            sources[key] = 'default'
+            return default
+
+        return cls(cpu_policy=pick('cpu_policy', 'hw:cpu_policy',
+                                   'hw_cpu_policy', 'shared'),
+                   mem_page_size=pick('mem_page_size', 'hw:mem_page_size',
+                                      'hw_mem_page_size', '',
+                                      ('any', 'large')),
+                   numa_nodes=int(pick('numa_nodes', 'hw:numa_nodes',
+                                       'hw_numa_nodes', '0') or 0),
+                   emulator_threads_policy=pick(
+                       'emulator_threads_policy',
+                       'hw:emulator_threads_policy',
+                       'hw_emulator_threads_policy', ''),
+                   sources=sources)
+
+    def asked_by(self, key):
+        """'the flavor', 'the image' or 'nobody' for messages."""
+        return {'flavor': 'the flavor', 'image': 'the image'}.get(
+            self.sources.get(key), 'nobody')
 
     @property
     def large_pages(self):
@@ -192,14 +231,16 @@ class Finding:
         return dataclasses.asdict(self)
 
 
-def audit_server(name, shown, domain=None, rxqs=None):
+def audit_server(name, shown, domain=None, rxqs=None,
+                 image_properties=None):
     """The Findings of one server.
 
     `shown`: the server as `openstack --os-compute-api-version 2.78
     server show --topology` gives it; `domain`: its DomainGiven, or None
-    (the host not reachable); `rxqs`: rxqs_of the host's OVS, or None.
+    (the host not reachable); `rxqs`: rxqs_of the host's OVS, or None;
+    `image_properties`: its image's hw_* properties, or None.
     """
-    asked = Asked.of_server(shown)
+    asked = Asked.of_server(shown, image_properties)
     nova = NovaGiven.of_server(shown)
     findings = []
 
@@ -222,8 +263,11 @@ def audit_server(name, shown, domain=None, rxqs=None):
                 'of this server is not of a pinned guest')
     else:
         add('cpu', asked.cpu_policy, _floating(domain), INFO,
-            'shared CPUs, as the flavor asked (hw:cpu_policy %s)'
-            % asked.cpu_policy)
+            'shared CPUs, as %s asked (cpu policy %s)'
+            % (asked.asked_by('cpu_policy'), asked.cpu_policy)
+            if asked.sources.get('cpu_policy') != 'default' else
+            'shared CPUs: neither the flavor nor the image asked for a '
+            'CPU policy')
     # Memory pages.
     given_kib = nova.pagesize_kb if nova is not None else None
     if domain is not None:
@@ -290,14 +334,17 @@ class HostError(RuntimeError):
     """A host command failed or is missing."""
 
 
-def audit_servers(shown, host='auto', here=None, run=None):
+def audit_servers(shown, host='auto', here=None, run=None,
+                  image_properties=None):
     """(findings, names of the servers whose host part was read).
 
     `shown`: {server id: the server as server_topology shows it}; `host`
     one of HOST_PART: auto reads libvirt and Open vSwitch for the servers
-    Nova says run on `here` (this host's name) when virsh is installed.
-    HostError when a host command fails.
+    Nova says run on `here` (this host's name) when virsh is installed;
+    `image_properties(image id)`: the image's hw_* properties (None: the
+    flavor alone is what was asked). HostError when a host command fails.
     """
+    images = {}
     here = socket.gethostname() if here is None else here
     rxqs = None
     findings = []
@@ -312,8 +359,37 @@ def audit_servers(shown, host='auto', here=None, run=None):
                      'dpif-netdev/pmd-rxq-show'], run))
             domain = DomainGiven.of_xml(domain_xml(server, run))
             host_checked.append(server['name'])
-        findings += audit_server(server['name'], server, domain, rxqs)
+        image_id = image_of(server)
+        if image_properties is not None and image_id is not None:
+            if image_id not in images:
+                images[image_id] = image_properties(image_id)
+        findings += audit_server(server['name'], server, domain, rxqs,
+                                 images.get(image_id))
     return findings, host_checked
+
+
+_UUID = re.compile(r'[0-9a-fA-F]{8}-(?:[0-9a-fA-F]{4}-){3}[0-9a-fA-F]{12}')
+
+
+def image_of(server):
+    """The server's image ID (None: booted from a volume).
+
+    The compute API gives {'id': ...}; the openstack client prints
+    'name (id)'.
+    """
+    image = server.get('image')
+    if isinstance(image, dict):
+        image = image.get('id')
+    if not isinstance(image, str):
+        return None
+    found = _UUID.findall(image)
+    return found[-1] if found else None
+
+
+def hw_properties(properties):
+    """The hw_* properties of an image, as strings."""
+    return {key: str(value) for key, value in (properties or {}).items()
+            if isinstance(key, str) and key.startswith('hw_')}
 
 
 def _host_part(choice, server, here):

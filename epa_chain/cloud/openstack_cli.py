@@ -142,6 +142,13 @@ class OpenStackCLI:
         return self.json('--os-compute-api-version', TOPOLOGY_MICROVERSION,
                          'server', 'show', '--topology', names=[server_id])
 
+    def image_properties(self, image_id):
+        """The image's hw_* properties (the EPA audit's other input)."""
+        from epa_chain.cloud import epa_audit
+
+        shown = self.json('image', 'show', names=[image_id])
+        return epa_audit.hw_properties(shown.get('properties'))
+
     def server_status(self, server_id):
         shown = self.json('server', 'show', names=[server_id])
         fault = shown.get('fault') or {}

@@ -59,7 +59,8 @@ def run(args):
         servers = cli.stack_servers(args.stack)
         shown = {server_id: cli.server_topology(server_id)
                  for server_id in sorted(servers)}
-        findings, host_checked = epa_audit.audit_servers(shown, args.host)
+        findings, host_checked = epa_audit.audit_servers(
+            shown, args.host, image_properties=cli.image_properties)
     except (openstack_cli.CLIError, epa_audit.HostError, ValueError,
             KeyError) as exc:
         _error(' '.join(str(exc).split()))

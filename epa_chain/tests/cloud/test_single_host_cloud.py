@@ -821,6 +821,14 @@ class SingleHostCloudTest(unittest.TestCase):
                          checked['attempts'])
         _log('%dvnf %s hop check: %s' % (chain_length, direction, json.dumps(
             checked['directions'], sort_keys=True)))
+        # The EPA audit of every server, Nova's view and this host's
+        # libvirt and OVS: what the workspace's flavors asked, given.
+        audit = document['cloud']['epa_audit']
+        self.assertTrue(audit['valid'], audit['findings'])
+        self.assertEqual(chain_length + 1, len(audit['host_checked']),
+                         audit)
+        self.assertLessEqual({'cpu', 'pages', 'numa', 'pmd'}, {
+            f['aspect'] for f in audit['findings']})
         self.assertTrue(os.path.isfile(os.path.join(
             run_dir, '64B-1flows-plots', 'throughput.png')))
         # The workspace's KPIs, met and recorded; a ceiling no emulated

@@ -549,6 +549,7 @@ class FakeCompute:
         self.statuses = statuses or {}  # server_id -> (status, fault)
         self.names = names or {}
         self.extra_specs = {}           # changed in every flavor shown
+        self.image_hw = {}              # every image's hw_* properties
 
     def show_server(self, server_id):
         return {'name': self.names[server_id],
@@ -567,7 +568,11 @@ class FakeCompute:
         server.update({'name': self.names[server_id], 'id': server_id,
                        'OS-EXT-SRV-ATTR:host': 'compute-1'})
         server['flavor']['extra_specs'].update(self.extra_specs)
+        server['image'] = {'id': '0c7c7ac3-9a3c-4ad1-bb3f-29d3b2b8c8a1'}
         return server
+
+    def image_properties(self, image_id):
+        return dict(self.image_hw)
 
     def server_status(self, server_id):
         return self.statuses.get(server_id, ('ACTIVE', None))
@@ -1031,8 +1036,10 @@ class BenchmarkFlowTest(testtools.TestCase):
     def test_an_invalidating_audit_marks_every_result(self):
         from epa_chain import generators
         from epa_chain.measurement import report
-        # Dedicated CPUs asked, and Nova's topology shows no pinning.
+        # Dedicated CPUs asked, and Nova's topology shows no pinning; the
+        # image's properties are read too (the flavor decides here).
         self.compute.extra_specs['hw:cpu_policy'] = 'dedicated'
+        self.compute.image_hw['hw_cpu_policy'] = 'shared'
         self.options = self.reconf(frame_sizes=['64'], flow_counts=[1])
         self.generator = generators.create('model', ndr_fps=2.0e6)
         with self.assertLogs('epa_chain.cloud.benchmark', 'WARNING') as log:

@@ -198,6 +198,10 @@ class _Cloud:
     def server_topology(self, server_id):
         return copy.deepcopy(self.server)
 
+    def image_properties(self, image_id):
+        self.images_asked = getattr(self, 'images_asked', []) + [image_id]
+        return {'hw_vif_multiqueue_enabled': 'true'}
+
 
 class AuditCommandTest(testtools.TestCase):
 
@@ -258,3 +262,72 @@ class AuditCommandTest(testtools.TestCase):
                                    os.path.join(self.directory, ''))
         self.assertEqual(2, status)
         self.assertIn('--json', err)
+
+
+IMAGE_ID = '0c7c7ac3-9a3c-4ad1-bb3f-29d3b2b8c8a1'
+
+
+class ImagePropertiesTest(testtools.TestCase):
+    """What the image asks where the flavor leaves the choice open."""
+
+    def server(self, **specs):
+        server = _server()
+        server['flavor']['extra_specs'] = dict(specs)
+        server['image'] = 'epa-chain-vnf (%s)' % IMAGE_ID
+        return server
+
+    def test_the_image_decides_what_the_flavor_leaves_open(self):
+        asked = epa_audit.Asked.of_server(
+            self.server(**{'hw:mem_page_size': 'large'}),
+            {'hw_mem_page_size': '2MB', 'hw_cpu_policy': 'dedicated'})
+        self.assertEqual(('dedicated', '2MB'), (asked.cpu_policy,
+                                                asked.mem_page_size))
+        self.assertEqual({'cpu_policy': 'image', 'mem_page_size': 'image'},
+                         {k: asked.sources[k] for k in
+                          ('cpu_policy', 'mem_page_size')})
+
+    def test_the_flavor_wins_where_it_decides(self):
+        asked = epa_audit.Asked.of_server(
+            self.server(**{'hw:cpu_policy': 'shared',
+                           'hw:mem_page_size': '1GB'}),
+            {'hw_cpu_policy': 'dedicated', 'hw_mem_page_size': '2MB'})
+        self.assertEqual(('shared', '1GB', 'flavor'), (
+            asked.cpu_policy, asked.mem_page_size,
+            asked.sources['cpu_policy']))
+
+    def test_an_image_asking_dedicated_cpus_nova_left_floating(self):
+        server = self.server(**{'hw:mem_page_size': 'large'})
+        for node in server['topology']['nodes']:
+            node['cpu_pinning'] = {}
+        findings, _checked = epa_audit.audit_servers(
+            {'id1': server}, 'no', image_properties=lambda image: {
+                'hw_cpu_policy': 'dedicated'})
+        (cpu,) = [f for f in findings if f.aspect == 'cpu']
+        self.assertEqual(('dedicated', epa_audit.INVALIDATES),
+                         (cpu.asked, cpu.severity))
+
+    def test_nothing_asked_is_said_so(self):
+        findings = epa_audit.audit_server('vnf', self.server(), None, None,
+                                          {})
+        (cpu,) = [f for f in findings if f.aspect == 'cpu']
+        self.assertIn('neither the flavor nor the image asked', cpu.message)
+
+    def test_image_ids_in_both_shapes_and_only_hw_properties(self):
+        self.assertEqual(IMAGE_ID, epa_audit.image_of(
+            {'image': 'epa-chain-vnf (%s)' % IMAGE_ID}))
+        self.assertEqual(IMAGE_ID, epa_audit.image_of(
+            {'image': {'id': IMAGE_ID, 'links': []}}))
+        for booted_from_volume in ({'image': ''}, {'image': None}, {}):
+            self.assertIsNone(epa_audit.image_of(booted_from_volume))
+        self.assertEqual({'hw_cpu_policy': 'dedicated'},
+                         epa_audit.hw_properties({
+                             'hw_cpu_policy': 'dedicated', 'os_distro':
+                             'debian', 'name': 'x'}))
+
+    def test_each_image_is_asked_once(self):
+        asked = []
+        servers = {'a': self.server(), 'b': self.server()}
+        servers['b']['name'] = 'other'
+        epa_audit.audit_servers(servers, 'no', image_properties=lambda i: (
+            asked.append(i) or {}))
+        self.assertEqual([IMAGE_ID], asked)

@@ -24,6 +24,7 @@ from tempest import config
 from tempest.lib import exceptions as lib_exc
 
 from epa_chain.cloud import cloud_answers
+from epa_chain.cloud import epa_audit
 from epa_chain.cloud import openstack_cli
 from epa_chain.cloud import readiness
 from epa_chain.cloud import stack_needs
@@ -52,8 +53,9 @@ def heat(auth_provider):
 class TempestCompute:
     """What the benchmark reads from Nova, through Tempest's client."""
 
-    def __init__(self, servers_client):
+    def __init__(self, servers_client, images_client=None):
         self.servers_client = servers_client
+        self.images_client = images_client
 
     def show_server(self, server_id):
         return self.servers_client.show_server(server_id)['server']
@@ -72,6 +74,13 @@ class TempestCompute:
         server['topology'] = self._get('servers/%s/topology' % server_id,
                                        headers)
         return server
+
+    def image_properties(self, image_id):
+        """The image's hw_* properties (Glance v2: top-level keys)."""
+        if self.images_client is None:
+            return {}
+        return epa_audit.hw_properties(
+            self.images_client.show_image(image_id))
 
     def _get(self, url, headers):
         _resp, body = self.servers_client.get(url, headers=headers)

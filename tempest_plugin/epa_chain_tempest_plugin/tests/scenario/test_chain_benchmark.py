@@ -91,7 +91,8 @@ class ChainBenchmarkTest(test.BaseTestCase):
     def setup_clients(cls):
         super(ChainBenchmarkTest, cls).setup_clients()
         cls.heat_client = clients.heat(cls.os_admin.auth_provider)
-        cls.compute = clients.TempestCompute(cls.os_admin.servers_client)
+        cls.compute = clients.TempestCompute(
+            cls.os_admin.servers_client, cls.os_admin.image_client_v2)
         cls.answers = clients.TempestCloudAnswers(cls.os_admin)
 
     @classmethod

@@ -148,6 +148,20 @@ class TempestComputeTest(testtools.TestCase):
                          shown['flavor']['extra_specs']['hw:cpu_policy'])
         self.assertEqual(2048, shown['topology']['pagesize_kb'])
 
+    def test_image_properties_are_glances_hw_keys(self):
+        images = mock.Mock()
+        images.show_image.return_value = {
+            'id': 'img', 'name': 'epa-chain-vnf', 'os_distro': 'debian',
+            'hw_mem_page_size': '2MB', 'hw_vif_multiqueue_enabled': True}
+        compute = clients.TempestCompute(mock.Mock(), images)
+        self.assertEqual({'hw_mem_page_size': '2MB',
+                          'hw_vif_multiqueue_enabled': 'True'},
+                         compute.image_properties('img'))
+        images.show_image.assert_called_once_with('img')
+        # Without an images client the flavor alone is what was asked.
+        self.assertEqual({}, clients.TempestCompute(
+            mock.Mock()).image_properties('img'))
+
     def test_console_not_there_yet_is_console_unavailable(self):
         servers = mock.Mock()
         compute = clients.TempestCompute(servers)
