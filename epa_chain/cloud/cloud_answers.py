@@ -177,6 +177,20 @@ class CloudView:
             raise Unanswered(str(exc))
         return limits_of({row['Name']: row['Value'] for row in rows})
 
+    def network_quotas(self):
+        """network_quotas_of the project's Neutron quotas and usage."""
+        try:
+            rows = self.cli.json('quota', 'show', '--usage', '--network')
+        except openstack_cli.CLIError as exc:
+            raise Unanswered(str(exc))
+        try:
+            return network_quotas_of({
+                row['Resource']: {'limit': row['Limit'],
+                                  'used': row['In Use']} for row in rows})
+        except (KeyError, TypeError, ValueError) as exc:
+            raise Unanswered('quota show --usage --network: %s not in its '
+                             'answer' % exc)
+
 
 def provider_of(name, inventories, usages):
     """A Provider of Placement's inventories and usages, or None.
@@ -216,4 +230,22 @@ def limits_of(values):
         if limit is not None:
             found[quota] = (limit, next(
                 (int(values[n]) for n in used_names if n in values), 0))
+    return found
+
+
+def network_quotas_of(details):
+    """{network|subnet|port: (limit, used)} of Neutron's quota details.
+
+    `details` {resource: {limit, used}} as the API's /quotas/{project}/
+    details gives it (`openstack quota show --usage --network` names them
+    in the plural, with 'In Use'); -1 is unlimited.
+    """
+    found = {}
+    for resource, values in details.items():
+        name = str(resource)
+        name = name[:-1] if name.endswith('s') else name
+        if name in ('network', 'subnet', 'port') and isinstance(values,
+                                                                dict):
+            found[name] = (int(values['limit']), int(values.get(
+                'used', values.get('in_use')) or 0))
     return found

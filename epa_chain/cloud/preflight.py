@@ -64,6 +64,7 @@ def check(needs, cloud):
     _networks(needs, cloud, findings)
     _capacity(needs, cloud, flavors, findings)
     _quotas(needs, cloud, flavors, findings)
+    _network_quotas(needs, cloud, findings)
     return sorted(findings, key=lambda f: CHECKS.index(f.check))
 
 
@@ -416,6 +417,31 @@ def _quotas(needs, cloud, flavors, findings):
                 'unlimited' if left is None else left),
             'raise the project\'s quota (openstack quota set --%s)' % name
             if blocked else ''))
+
+
+def _network_quotas(needs, cloud, findings):
+    asked = {name: count for name, count in sorted(needs.neutron.items())
+             if count}
+    if not asked:
+        return
+    try:
+        quotas = cloud.network_quotas()
+    except cloud_answers.Unanswered as exc:
+        findings.append(Finding('quotas', 'network', ', '.join(asked),
+                                UNCHECKED, _first_line(exc)))
+        return
+    for name, amount in asked.items():
+        if name not in quotas:
+            continue
+        limit, used = quotas[name]
+        left = limit - used if limit >= 0 else None
+        blocked = left is not None and amount > left
+        findings.append(Finding(
+            'quotas', 'network', name, BLOCKS if blocked else OK,
+            '%ss: the chain creates %d, the project has %s left' % (
+                name, amount, 'unlimited' if left is None else left),
+            'raise the project\'s quota (openstack quota set --%ss %d)'
+            % (name, used + amount) if blocked else ''))
 
 
 def _first_line(exc):

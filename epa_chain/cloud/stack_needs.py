@@ -73,6 +73,16 @@ class Needs:
     # {value: the parameters set to it}: where the user changes what
     # blocks (one name can be both an image's and a flavor's).
     parameters: typing.Mapping[str, typing.Tuple[str, ...]]
+    # {Neutron quota (network, subnet, port): how many the stack creates}
+    neutron: typing.Mapping[str, int] = dataclasses.field(
+        default_factory=dict)
+
+
+#: Neutron's quota of each resource type a chain stack creates
+NEUTRON_QUOTAS = {'OS::Neutron::ProviderNet': 'network',
+                  'OS::Neutron::Net': 'network',
+                  'OS::Neutron::Subnet': 'subnet',
+                  'OS::Neutron::Port': 'port'}
 
 
 def needs_of(resolved):
@@ -105,7 +115,11 @@ def needs_of(resolved):
     for name, value in sorted(realisation.parameters.items()):
         if isinstance(value, str) and value:
             parameters[value] = parameters.get(value, ()) + (name,)
+    neutron = {}
+    for resource_type, quota in NEUTRON_QUOTAS.items():
+        neutron[quota] = neutron.get(quota, 0) + len(
+            realisation.of_type(resource_type))
     return Needs(servers=servers, created_flavors=flavors, networks=networks,
                  named_networks=named,
                  server_group_policy=policies[0] if policies else '',
-                 parameters=parameters)
+                 parameters=parameters, neutron=neutron)

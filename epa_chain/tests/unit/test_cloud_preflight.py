@@ -45,6 +45,7 @@ VECPE = os.path.join(repo.TEMPLATES, 'presets', 'vecpe-bidir.yaml')
 SMALL_HOST = os.path.join(repo.TEMPLATES, 'environments', 'small-host.yaml')
 INTER_NODE = os.path.join(repo.TEMPLATES, 'environments', 'inter-node.yaml')
 INVENTORY = recorded_cloud.INVENTORY
+NETWORK_QUOTAS = 'quota show --usage --network -f json'
 
 
 def _resolved(*environments, **parameters):
@@ -147,8 +148,42 @@ class PreflightTest(testtools.TestCase):
         self.assertEqual(
             ['images', 'images', 'flavors', 'networks', 'networks',
              'networks', 'capacity', 'capacity', 'quotas', 'quotas',
-             'quotas'],
+             'quotas', 'quotas', 'quotas', 'quotas'],
             [f.check for f in findings])
+        # Neutron's quotas: two provider networks and their subnets, a
+        # data port each side of each server and its management port.
+        self.assertEqual(
+            ['networks: the chain creates 2, the project has 99 left',
+             'ports: the chain creates 6, the project has 500 left',
+             'subnets: the chain creates 2, the project has 99 left'],
+            [f.message for f in findings if f.resource == 'network'])
+
+    def test_a_port_quota_short_of_the_chain_blocks_with_the_fix(self):
+        answers = recorded_cloud.answers()
+        quotas = copy.deepcopy(answers[NETWORK_QUOTAS])
+        ports = next(row for row in quotas['stdout']
+                     if row['Resource'] == 'ports')
+        ports.update({'Limit': 50, 'In Use': 47})
+        answers[NETWORK_QUOTAS] = quotas
+        (blocker,) = _blockers(_check(answers, PVP, SMALL_HOST)[0])
+        self.assertEqual(('quotas', 'network', 'port'), (
+            blocker.check, blocker.resource, blocker.key))
+        self.assertEqual('ports: the chain creates 6, the project has 3 '
+                         'left', blocker.message)
+        self.assertEqual("raise the project's quota (openstack quota set "
+                         "--ports 53)", blocker.fix)
+
+    def test_network_quotas_not_shown_are_unchecked_not_guessed(self):
+        answers = recorded_cloud.answers()
+        answers[NETWORK_QUOTAS] = {
+            'returncode': 1, 'stdout': None,
+            'stderr': 'ResourceNotFound: quota details extension not '
+                      'loaded'}
+        findings, _ = _check(answers, PVP, SMALL_HOST)
+        self.assertEqual([], _blockers(findings))
+        (unchecked,) = [f for f in findings if f.resource == 'network']
+        self.assertEqual(preflight.UNCHECKED, unchecked.verdict)
+        self.assertEqual('network, port, subnet', unchecked.key)
 
     def test_a_host_with_pcpu_takes_the_pinned_preset(self):
         answers = recorded_cloud.answers()

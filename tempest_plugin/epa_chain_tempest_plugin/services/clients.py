@@ -204,3 +204,12 @@ class TempestCloudAnswers:
     def compute_limits(self):
         limits = self._ask(self._client('limits_client').show_limits)
         return cloud_answers.limits_of(limits['limits']['absolute'])
+
+    def network_quotas(self):
+        project = getattr(self.manager.credentials, 'project_id', None)
+        if not project:
+            raise cloud_answers.Unanswered('the credentials name no '
+                                           'project')
+        details = self._ask(self._client('network_quotas_client')
+                            .show_quota_details, project)
+        return cloud_answers.network_quotas_of(details['quota'])

@@ -98,6 +98,13 @@ def _manager(answers):
                      'maxTotalInstances': limits['max_total_instances'],
                      'totalInstancesUsed': limits['total_instances_used']},
         'rate': []}}
+    # Neutron's quota details: its own singular names, 'used'.
+    manager.credentials.project_id = 'project-1'
+    manager.network_quotas_client.show_quota_details.return_value = {
+        'quota': {row['Resource'].rstrip('s'): {
+            'limit': row['Limit'], 'used': row['In Use'],
+            'reserved': row['Reserved']} for row in _stdout(
+                answers, 'quota show --usage --network -f json')}}
     return manager
 
 
