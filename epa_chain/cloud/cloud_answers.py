@@ -246,6 +246,9 @@ def network_quotas_of(details):
         name = name[:-1] if name.endswith('s') else name
         if name in ('network', 'subnet', 'port') and isinstance(values,
                                                                 dict):
-            found[name] = (int(values['limit']), int(values.get(
-                'used', values.get('in_use')) or 0))
+            used = values.get('used', values.get('in_use'))
+            if used is None:
+                # Usage unknown is unchecked, not zero.
+                raise KeyError('used')
+            found[name] = (int(values['limit']), int(used))
     return found

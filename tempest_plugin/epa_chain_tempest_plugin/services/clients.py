@@ -212,4 +212,8 @@ class TempestCloudAnswers:
                                            'project')
         details = self._ask(self._client('network_quotas_client')
                             .show_quota_details, project)
-        return cloud_answers.network_quotas_of(details['quota'])
+        try:
+            return cloud_answers.network_quotas_of(details['quota'])
+        except (KeyError, TypeError, ValueError) as exc:
+            raise cloud_answers.Unanswered(
+                'Neutron\'s quota details lack %s' % exc) from exc

@@ -146,6 +146,18 @@ class TempestCloudAnswersTest(testtools.TestCase):
                                   answers.providers)
         self.assertIn('Forbidden', str(error))
 
+    def test_network_quotas_from_neutrons_details(self):
+        manager = _manager(recorded_cloud.answers())
+        answers = clients.TempestCloudAnswers(manager)
+        self.assertEqual((500, 0), answers.network_quotas()['port'])
+        manager.network_quotas_client.show_quota_details\
+            .assert_called_once_with('project-1')
+        manager.network_quotas_client.show_quota_details.return_value = {
+            'quota': {'port': {'limit': 500}}}
+        error = self.assertRaises(cloud_answers.Unanswered,
+                                  answers.network_quotas)
+        self.assertIn("lack 'used'", str(error))
+
     def test_a_client_tempest_did_not_make_is_unchecked(self):
         answers = clients.TempestCloudAnswers(mock.Mock(spec=[]))
         error = self.assertRaises(cloud_answers.Unanswered, answers.image,
