@@ -379,7 +379,8 @@ class SingleHostCloudTest(unittest.TestCase):
         self.assertIn('no compute host reports PCPU', blockers[0]['message'])
         self.assertIn('small-host.yaml', blockers[0]['fix'])
         # With it nothing blocks: images, flavors (admin), the physnets
-        # inside Neutron's segment ranges, VLANs free, room and quota.
+        # inside Neutron's segment ranges, VLANs free, room, Nova's and
+        # Neutron's quotas.
         status, findings = self._preflight(PRESET, SMALL_HOST)
         self.assertEqual(0, status, findings)
         verdicts = {(f['check'], f['resource'], f['key']): f['verdict']
@@ -388,7 +389,8 @@ class SingleHostCloudTest(unittest.TestCase):
                     ('images', 'generator.server', 'generator_image'),
                     ('networks', 'net0.network', 'segmentation_id'),
                     ('networks', 'net1.network', 'segmentation_id'),
-                    ('quotas', 'compute', 'cores')):
+                    ('quotas', 'compute', 'cores'),
+                    ('quotas', 'network', 'port')):
             self.assertEqual('ok', verdicts.get(key), (key, findings))
         ranged = [f['message'] for f in findings
                   if f['key'] == 'segmentation_id']
