@@ -39,6 +39,7 @@ from epa_chain.cloud import stack as stack_mod
 from epa_chain.cloud import stack_needs
 from epa_chain import generators
 from epa_chain.measurement import campaign
+from epa_chain.measurement import hop_loss
 from epa_chain.measurement import report
 from epa_chain.measurement import verdicts
 from epa_chain.prox import generator as prox_generator_mod
@@ -82,9 +83,13 @@ class ChainBenchmark:
     def __init__(self, options, stacks, compute, add_cleanup,
                  generator_factory=None, ready_interval=10.0,
                  clock=time.monotonic, sleep=time.sleep, budget=None,
-                 answers=None):
+                 answers=None, switch=None):
         self.options = options
         self.answers = answers
+        # This host's Open vSwitch (ovs_hops: snapshot, live_counters)
+        # when the chain may run here: every lossy trial is then split
+        # hop by hop. None: not read.
+        self.switch = switch
         # The test's timeout (budget.Budget); unlimited without one.
         self.budget = budget or budget_mod.Budget(None, clock=clock)
         self.stacks = stacks
@@ -204,6 +209,7 @@ class ChainBenchmark:
                 options.hop_check_attempts), 'placement': where}
             if audit is not None:
                 cloud['epa_audit'] = audit
+            counting = self.loss_split(generator, outputs, direction)
             for frame_size in options.campaign.frame_sizes:
                 for flows in options.campaign.flow_counts:
                     stem = results.file_stem(frame_size, flows)
@@ -218,7 +224,7 @@ class ChainBenchmark:
                     plan = options.case_campaign(
                         frame_size, flows, direction, chain_length,
                         results.partial_directory(run_dir, stem))
-                    document = campaign.run(generator, plan,
+                    document = campaign.run(counting or generator, plan,
                                             progress=LOG.info)
                     document['cloud'] = cloud
                     kpis = options.kpi_file
@@ -253,6 +259,27 @@ class ChainBenchmark:
                                      report.render_table(t)
                                      for t in missed)))
         return written
+
+    def loss_split(self, generator, outputs, direction):
+        """`generator` splitting each lossy trial by hop, or None.
+
+        Only where this host's switch holds every port of the chain (an
+        all-in-one cloud, as the single-host one); elsewhere said once.
+        """
+        if self.switch is None:
+            return None
+        try:
+            interfaces = self.switch.snapshot()
+            paths = self.switch.loss_paths([
+                {'direction': name, 'hop_counts': self.switch.counted_hops(
+                    outputs.get(hop_check.CHAIN_OUTPUTS[name]) or [],
+                    interfaces)}
+                for name in direction])
+        except self.switch.OVSError as error:
+            LOG.info('Loss not split by hop: %s', error)
+            return None
+        return hop_loss.CountingGenerator(generator, paths,
+                                          self.switch.live_counters)
 
     def check_plans(self, chain_length, direction):
         """Build every campaign once before deploying anything.

@@ -220,3 +220,27 @@ def loss_paths(proof_directions):
         if hops:
             paths[entry['direction']] = tuple(hops)
     return paths
+
+
+def counted_hops(hops, interfaces):
+    """A chain output's hops as prove records them: loss_paths' input.
+
+    `hops` alternate where a node sends and where the switch delivers
+    (the stack's forward_chain / reverse_chain); `interfaces` is a
+    snapshot() of this host's switch. OVSError names a port it lacks.
+    """
+    counted = []
+    for index, hop in enumerate(hops):
+        port = hop.get('port')
+        if port is None and hop.get('server') == EXTERNAL_TESTER:
+            continue
+        if port not in interfaces:
+            raise OVSError('port %s (%s:%s) has no interface on this '
+                           'host\'s Open vSwitch' % (
+                               port, hop.get('server'), hop.get('role')))
+        counted.append({'server': str(hop.get('server')),
+                        'role': str(hop.get('role')), 'port': port,
+                        'interface': interfaces[port][0],
+                        'counted': 'sent' if index % 2 == 0
+                        else 'delivered'})
+    return counted

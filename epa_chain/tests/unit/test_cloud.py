@@ -1056,6 +1056,52 @@ class BenchmarkFlowTest(testtools.TestCase):
         self.assertIn('INVALIDATES', text)
         self.run_cleanups()
 
+    def test_loss_split_along_the_outputs_where_the_switch_has_them(self):
+        from epa_chain.cloud import ovs_hops
+        from epa_chain.measurement import hop_loss
+
+        class Switch:
+            OVSError = ovs_hops.OVSError
+            loss_paths = staticmethod(ovs_hops.loss_paths)
+            counted_hops = staticmethod(ovs_hops.counted_hops)
+            live_counters = staticmethod(dict)
+
+            def __init__(self, ports):
+                self.ports = ports
+
+            def snapshot(self):
+                return {port: ('vhu-' + port, 0, 0) for port in self.ports}
+
+        def hop(server, role, port):
+            return {'server': server, 'role': role, 'port': port}
+        outputs = {
+            'forward_chain': [hop('gen', 'left', 'p1'), hop('vnf', 'left',
+                                                            'p2'),
+                              hop('vnf', 'right', 'p3'), hop('gen', 'right',
+                                                             'p4')],
+            'reverse_chain': [hop('gen', 'right', 'p4'), hop('vnf', 'right',
+                                                             'p3'),
+                              hop('vnf', 'left', 'p2'), hop('gen', 'left',
+                                                            'p1')]}
+        generator = FakeGenerator()
+        run = self.chain_benchmark()
+        self.assertIsNone(run.loss_split(generator, outputs, BI))
+        run.switch = Switch(['p1', 'p2', 'p3', 'p4'])
+        counting = run.loss_split(generator, outputs, BI)
+        self.assertIsInstance(counting, hop_loss.CountingGenerator)
+        self.assertEqual(
+            (hop_loss.Hop('gen', 'vhu-p1', 'vnf', 'vhu-p2'),
+             hop_loss.Hop('vnf', 'vhu-p3', 'gen', 'vhu-p4')),
+            counting._paths['forward'])
+        self.assertEqual(hop_loss.Hop('gen', 'vhu-p4', 'vnf', 'vhu-p3'),
+                         counting._paths['reverse'][0])
+        # A chain elsewhere: said once, measured without the split.
+        run.switch = Switch(['p1', 'p2'])
+        with self.assertLogs('epa_chain.cloud.benchmark', 'INFO') as log:
+            self.assertIsNone(run.loss_split(generator, outputs, BI))
+        self.assertIn('port p3 (vnf:right) has no interface on this '
+                      'host', log.output[0])
+
     def _judged(self, floor):
         """One run judged by an NDR floor: (its results, the error)."""
         from epa_chain import generators

@@ -133,6 +133,31 @@ class TestPaths(testtools.TestCase):
         self.assertNotIn('receive', [s.where for s in split.segments])
 
 
+class TestCountedHops(testtools.TestCase):
+
+    def test_a_chain_output_becomes_what_prove_records(self):
+        hops = [{'server': 'external-tester', 'role': 'left', 'port': None},
+                {'server': 'vnf-1', 'role': 'left', 'port': 'p1'},
+                {'server': 'vnf-1', 'role': 'right', 'port': 'p2'},
+                {'server': 'external-tester', 'role': 'right',
+                 'port': None}]
+        interfaces = {'p1': ('vhu1l', 0, 0), 'p2': ('vhu1r', 0, 0)}
+        counted = ovs_hops.counted_hops(hops, interfaces)
+        self.assertEqual([('vnf-1', 'vhu1l', 'delivered'),
+                          ('vnf-1', 'vhu1r', 'sent')],
+                         [(c['server'], c['interface'], c['counted'])
+                          for c in counted])
+        self.assertEqual((
+            hop_loss.Hop('external-tester', None, 'vnf-1', 'vhu1l'),
+            hop_loss.Hop('vnf-1', 'vhu1r', 'external-tester', None)),
+            ovs_hops.loss_paths([{'direction': 'forward',
+                                  'hop_counts': counted}])['forward'])
+        del interfaces['p2']
+        error = self.assertRaises(ovs_hops.OVSError, ovs_hops.counted_hops,
+                                  hops, interfaces)
+        self.assertIn('port p2 (vnf-1:right)', str(error))
+
+
 class TestLiveCounters(testtools.TestCase):
 
     def test_every_bridge_read_by_name_over_openflow_1_3(self):
