@@ -77,7 +77,9 @@ class ChainBenchmark:
     an epa_chain Generator (default: PROX, with the options' rate
     tolerance); answers: preflight's questions of the cloud (a
     cloud_answers.CloudView, or the plugin's TempestCloudAnswers), asked
-    before the stack is created; None skips preflight.
+    before the stack is created; None skips preflight. switch: this
+    host's Open vSwitch (the ovs_hops module) to split each lossy trial
+    by hop where it holds the chain's ports; None does not read it.
     """
 
     def __init__(self, options, stacks, compute, add_cleanup,
