@@ -408,8 +408,7 @@ def _quotas(needs, cloud, flavors, findings):
         if name not in limits:
             continue
         limit, used = limits[name]
-        left = limit - used if limit >= 0 else None
-        blocked = left is not None and amount > left
+        left, blocked = _room(amount, limit, used)
         findings.append(Finding(
             'quotas', 'compute', name, BLOCKS if blocked else OK,
             '%s: the chain asks %d%s, the project has %s left' % (
@@ -417,6 +416,15 @@ def _quotas(needs, cloud, flavors, findings):
                 'unlimited' if left is None else left),
             'raise the project\'s quota (openstack quota set --%s)' % name
             if blocked else ''))
+
+
+def _room(amount, limit, used):
+    """(what a quota leaves, None if unlimited; whether `amount` exceeds it).
+
+    -1 is unlimited, in Nova's limits and Neutron's quotas alike.
+    """
+    left = limit - used if limit >= 0 else None
+    return left, left is not None and amount > left
 
 
 def _network_quotas(needs, cloud, findings):
@@ -434,8 +442,7 @@ def _network_quotas(needs, cloud, findings):
         if name not in quotas:
             continue
         limit, used = quotas[name]
-        left = limit - used if limit >= 0 else None
-        blocked = left is not None and amount > left
+        left, blocked = _room(amount, limit, used)
         findings.append(Finding(
             'quotas', 'network', name, BLOCKS if blocked else OK,
             '%ss: the chain creates %d, the project has %s left' % (
