@@ -109,13 +109,9 @@ def knee_lines(document):
         knee = readers.knee_trial(case)
         if knee is None:
             continue
-        owners, lost = {}, 0
-        for found in knee['directions']:
-            split = found.get('loss_by_hop')
-            if split:
-                lost += split['lost_frames']
-                for owner, frames in split['by_owner'].items():
-                    owners[owner] = owners.get(owner, 0) + frames
+        lost, owners = readers.lost_by_owner(
+            found['loss_by_hop'] for found in knee['directions']
+            if found.get('loss_by_hop'))
         lines.append('%s B: at %s fps per direction %s frames lost: %s' % (
             case['frame_size']['label'], readers.count(knee['intended_fps']),
             readers.count(lost), ', '.join(

@@ -116,3 +116,25 @@ def knee_trial(case):
              if t['phase'] == 'search' and t['intended_fps'] > ndr and
              any(d.get('loss_by_hop') for d in t['directions'])]
     return min(split, key=lambda t: t['intended_fps'], default=None)
+
+
+def knee_splits(document):
+    """(case, knee trial, direction, its loss_by_hop) at each knee.
+
+    The split directions of each case's knee_trial, in case order.
+    """
+    for case in document['cases']:
+        knee = knee_trial(case)
+        for found in (knee or {}).get('directions', []):
+            if found.get('loss_by_hop'):
+                yield case, knee, found, found['loss_by_hop']
+
+
+def lost_by_owner(splits):
+    """(frames lost, {owner: frames}) summed over loss_by_hop records."""
+    lost, owners = 0, {}
+    for split in splits:
+        lost += split['lost_frames']
+        for owner, frames in split['by_owner'].items():
+            owners[owner] = owners.get(owner, 0) + frames
+    return lost, owners

@@ -343,24 +343,15 @@ def soak_table(document):
 def hop_loss_table(document):
     """Where frames were lost at each case's knee (None: nothing split)."""
     rows = []
-    for case in document['cases']:
-        knee = readers.knee_trial(case)
-        if knee is None:
-            continue
-        for found in knee['directions']:
-            split = found.get('loss_by_hop')
-            if not split:
-                continue
-            lost = split['lost_frames']
-            for segment in split['segments']:
-                if not segment['lost']:
-                    continue
+    for case, knee, found, split in readers.knee_splits(document):
+        lost = split['lost_frames']
+        for segment in split['segments']:
+            if segment['lost']:
                 rows.append([
                     readers.frame_size_of(case).label,
                     _count(knee['intended_fps']), found['direction'],
                     segment['owner'], segment['where'],
-                    segment['port'] or '-',
-                    _count(segment['lost']),
+                    segment['port'] or '-', _count(segment['lost']),
                     _count(segment['counted_drops']),
                     '%.1f' % (100.0 * segment['lost'] / lost)])
     if not rows:

@@ -228,11 +228,7 @@ class TestLocalBed(testtools.TestCase):
                     split.append(by_hop)
             self.assertNotEqual([], split, 'no lossy trial above the '
                                 'throttled VNF\'s rate')
-            total = sum(s['lost_frames'] for s in split)
-            owners = {}
-            for by_hop in split:
-                for owner, frames in by_hop['by_owner'].items():
-                    owners[owner] = owners.get(owner, 0) + frames
+            total, owners = readers.lost_by_owner(split)
             held = owners.get(second, 0)
             self.addDetail('loss-%s' % case['frame_size']['label'],
                            content.text_content(json.dumps(

@@ -255,6 +255,17 @@ class TestKneeReport(testtools.TestCase):
                          {(r[2], r[3], r[4], r[5]) for r in rows})
         self.assertEqual(['100.0', '100.0'], [r[8] for r in rows])
 
+    def test_the_knee_summed_by_owner_as_the_local_run_says_it(self):
+        from epa_chain.local import runner
+        document = self._document('vnf-2', 'delivery')
+        splits = [split for _c, _k, _f, split in
+                  readers.knee_splits(document)]
+        self.assertEqual(2, len(splits))    # both directions
+        lost, owners = readers.lost_by_owner(splits)
+        self.assertEqual(lost, owners['vnf-2'])
+        (line,) = runner.knee_lines(document)
+        self.assertIn('frames lost: vnf-2 100 %', line)
+
     def test_no_split_no_table(self):
         document = report_tests.measure()
         self.assertNotIn('Where frames were lost',
