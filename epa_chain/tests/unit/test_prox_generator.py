@@ -105,9 +105,13 @@ PHASE2 = {
 class ScriptedProx:
     """A PROX whose counters follow a phase script as commands arrive."""
 
-    def __init__(self, phase, layout_text=None):
+    def __init__(self, phase, layout_text=None, late=(0,)):
         self.phase = phase
         self.layout_text = layout_text
+        # what the lat task received, poll by poll, while it ran before
+        # the gen task: frames an earlier trial left in the chain
+        self.late = late
+        self.lat_started = False
         self.state = 'idle'
         self.served = {}
         self.commands = []
@@ -116,6 +120,16 @@ class ScriptedProx:
         # histogram): PROX hands samples over only when frames arrive.
         self.stale_latency = True
         self.gen_started = False
+
+    def _late_frames(self):
+        """The lat task's counters, one refresh later at every poll."""
+        index = self.served.get('late', 0)
+        self.served['late'] = index + 1
+        rx = self.late[min(index, len(self.late) - 1)]
+        lat = recorded(7).splitlines()[1].split(',')
+        lat[0] = lat[4] = str(rx)
+        lat[6] = str(int(lat[6]) + (index + 1) * HZ)
+        return ','.join(lat) + '\n'
 
     def _next(self, key, replies):
         index = self.served.get(key, 0)
@@ -129,7 +143,11 @@ class ScriptedProx:
         if line == 'stop all':
             self.state, self.served = 'idle', {}
             self.stale_latency = True
-            self.gen_started = False
+            self.gen_started = self.lat_started = False
+        if line == 'start 1 1':
+            self.lat_started = True
+        if line == 'dp core stats 1 1' and self.lat_started:
+            return prox_replay.Reply.lines(self._late_frames())
         if line == 'reset lat stats':
             self.stale_latency = False
         # The gen task starts silent; its speed opens and closes the
@@ -335,6 +353,71 @@ class TestRecordedPhases(GeneratorTestCase):
         self.assertRaises(trial.GeneratorError, generator.run_trial,
                           spec(PHASE2_FPS))
         self.assertEqual('stop all', prox.commands[-1])
+
+
+class TestFramesOfEarlierTrials(GeneratorTestCase):
+    """A chain that lost frames may deliver some of them late."""
+
+    @staticmethod
+    def between(commands, first, last):
+        start = commands.index(first)
+        return commands[start:commands.index(last, start)]
+
+    def test_late_frames_are_received_before_the_counters_reset(self):
+        # live: 256 frames (one vhost ring) of a lossy 2,000 fps trial
+        # reached the tester 5 s into the next one
+        prox = ScriptedProx(PHASE1, late=(0, 256, 256))
+        generator, server = self.generator(prox)
+        result = generator.run_trial(spec(PHASE1_FPS, latency=False))
+        (forward,) = result.directions
+        self.assertEqual((194906, 194906),
+                         (forward.tx_frames, forward.rx_frames))
+        self.assertIn('frames of an earlier trial arrived before this one '
+                      '(forward 256)', '\n'.join(result.notes))
+        # lat task first, then the wait, a reset, and only then the gen
+        before_gen = self.between(prox.commands, 'start 1 1', 'start 1 0')
+        self.assertEqual(3, before_gen.count('dp core stats 1 1'))
+        self.assertEqual('reset stats', before_gen[-1])
+        self.assertEqual(1, prox.commands.count('start 1 1'))
+
+    def test_a_quiet_chain_is_not_reset_twice(self):
+        prox = ScriptedProx(PHASE1)
+        generator, server = self.generator(prox)
+        result = generator.run_trial(spec(PHASE1_FPS, latency=False))
+        self.assertNotIn('earlier trial', '\n'.join(result.notes))
+        self.assertEqual(1, prox.commands.count('reset stats'))
+
+    def test_no_wait_after_a_lossless_trial(self):
+        prox = ScriptedProx(PHASE1)
+        generator, server = self.generator(prox)
+        generator.run_trial(spec(PHASE1_FPS, latency=False))
+        first = len(prox.commands)
+        generator.run_trial(spec(PHASE1_FPS, latency=False))
+        second = prox.commands[first:]
+        self.assertNotIn('dp core stats 1 1', second)
+        self.assertLess(second.index('reset stats'),
+                        second.index('start 1 1'))
+
+    def test_wait_after_a_failed_trial(self):
+        prox = ScriptedProx(PHASE2)
+        generator, server = self.generator(prox)
+        self.assertRaises(trial.GeneratorError, generator.run_trial,
+                          spec(PHASE2_FPS, latency=False))
+        first = len(prox.commands)
+        prox.phase = PHASE1
+        generator.run_trial(spec(PHASE1_FPS, latency=False))
+        self.assertIn('dp core stats 1 1', self.between(
+            prox.commands[first:], 'start 1 1', 'start 1 0'))
+
+    def test_frames_that_keep_arriving(self):
+        prox = ScriptedProx(PHASE1, late=range(0, 100000, 100))
+        generator, server = self.generator(prox, drain_timeout_s=0.3)
+        error = self.assertRaises(trial.GeneratorError, generator.run_trial,
+                                  spec(PHASE1_FPS, latency=False))
+        self.assertEqual(prox_generator.NOT_SETTLED, error.cause)
+        self.assertIn('frames of an earlier trial still arrived',
+                      error.detail)
+        self.assertNotIn('start 1 0', prox.commands)
 
 
 class TestGuards(GeneratorTestCase):
