@@ -438,38 +438,21 @@ class ProxGenerator(trial.Generator):
         counter refreshes in a row show no new frame, at most
         drain_timeout_s.
         """
-        deadline = self._clock() + self.drain_timeout_s
-        previous = None
-        while True:
-            current = self._lat_stats(directions)
-            if previous is not None and all(
-                    now.last_tsc > before.last_tsc and now.rx == before.rx
-                    for before, now in zip(previous, current)):
-                return [stats.rx for stats in current]
-            if previous is None or all(
-                    now.last_tsc > before.last_tsc
-                    for before, now in zip(previous, current)):
-                previous = current
-            if self._clock() >= deadline:
-                raise trial.GeneratorError(
-                    NOT_SETTLED, 'frames of an earlier trial still arrived '
-                    '%.1f s before this one (%s); a loop in the chain, or '
-                    'PROX not refreshing its counters (start it with -o '
-                    'cli)' % (self.drain_timeout_s, '; '.join(
-                        '%s rx %d' % (d.layout.direction, stats.rx)
-                        for d, stats in zip(directions, current))))
-            self._sleep(self._poll_s)
+        def read():
+            stats = self._task_stats(d.layout.lat for d in directions)
+            return [stats[(d.layout.lat.core, d.layout.lat.task)]
+                    for d in directions]
 
-    def _lat_stats(self, directions):
-        """Each direction's lat task counters (TaskStats), in order."""
-        stats = {}
-        for d in directions:
-            lat = d.layout.lat
-            if (lat.core, lat.task) not in stats:
-                stats.update(self.client.dp_core_stats(lat.core,
-                                                       [lat.task]))
-        return [stats[(d.layout.lat.core, d.layout.lat.task)]
-                for d in directions]
+        settled = self._until_settled(
+            read, lambda before, now: now.last_tsc > before.last_tsc,
+            lambda before, now: now.rx == before.rx,
+            lambda current: 'frames of an earlier trial still arrived '
+            '%.1f s before this one (%s); a loop in the chain, or PROX not '
+            'refreshing its counters (start it with -o cli)' % (
+                self.drain_timeout_s, '; '.join(
+                    '%s rx %d' % (d.layout.direction, stats.rx)
+                    for d, stats in zip(directions, current))))
+        return [stats.rx for stats in settled]
 
     def _configure_frames(self, gen, frame):
         c, key = self.client, (gen.core, gen.task)
@@ -525,41 +508,54 @@ class ProxGenerator(trial.Generator):
         """Hook: after each counter poll while `running` directions send."""
 
     def _drain(self, spec, directions, watch):
+        self._until_settled(
+            lambda: self._poll(spec, directions, watch, running=False),
+            _refreshed, _unchanged,
+            lambda current: '%.1f s after the gen tasks stopped: %s; '
+            'frames still arriving (a loop in the chain?) or PROX not '
+            'refreshing its counters (start it with -o cli)' % (
+                self.drain_timeout_s, '; '.join(
+                    '%s tx %d rx %d' % (d.layout.direction, s.gen.tx,
+                                        s.lat.rx_dp)
+                    for d, s in zip(directions, current))))
+
+    def _until_settled(self, read, refreshed, unchanged, problem):
+        """Read until two refreshes in a row show no change; the last read.
+
+        `read()` gives one snapshot per direction, `refreshed` and
+        `unchanged` compare two of a direction; past drain_timeout_s the
+        trial fails NOT_SETTLED with `problem(last read)`.
+        """
         deadline = self._clock() + self.drain_timeout_s
         previous = None
         while True:
-            current = self._poll(spec, directions, watch, running=False)
+            current = read()
+            pairs = list(zip(previous or (), current))
             if previous is not None and all(
-                    _refreshed(previous[i], current[i]) and
-                    _unchanged(previous[i], current[i])
-                    for i in range(len(directions))):
-                return
-            if previous is None or all(
-                    _refreshed(previous[i], current[i])
-                    for i in range(len(directions))):
+                    refreshed(*pair) and unchanged(*pair) for pair in pairs):
+                return current
+            if previous is None or all(refreshed(*pair) for pair in pairs):
                 previous = current
             if self._clock() >= deadline:
-                raise trial.GeneratorError(
-                    NOT_SETTLED, '%.1f s after the gen tasks stopped: %s; '
-                    'frames still arriving (a loop in the chain?) or PROX '
-                    'not refreshing its counters (start it with -o cli)'
-                    % (self.drain_timeout_s, '; '.join(
-                        '%s tx %d rx %d' % (d.layout.direction,
-                                            s.gen.tx, s.lat.rx_dp)
-                        for d, s in zip(directions, current))))
+                raise trial.GeneratorError(NOT_SETTLED, problem(current))
             self._sleep(self._poll_s)
 
-    def _poll(self, spec, directions, watch, running):
-        """Read every direction's counters (one command per core)."""
+    def _task_stats(self, refs):
+        """{(core, task): TaskStats} of the task refs, one command a core."""
         wanted = {}
-        for d in directions:
-            for ref in (d.layout.gen, d.layout.lat):
-                tasks = wanted.setdefault(ref.core, [])
-                if ref.task not in tasks:
-                    tasks.append(ref.task)
+        for ref in refs:
+            tasks = wanted.setdefault(ref.core, [])
+            if ref.task not in tasks:
+                tasks.append(ref.task)
         stats = {}
         for core, tasks in wanted.items():
             stats.update(self.client.dp_core_stats(core, tasks))
+        return stats
+
+    def _poll(self, spec, directions, watch, running):
+        """Read every direction's counters (one command per core)."""
+        stats = self._task_stats(ref for d in directions
+                                 for ref in (d.layout.gen, d.layout.lat))
         snapshots = []
         for d in directions:
             gen = stats[(d.layout.gen.core, d.layout.gen.task)]
