@@ -279,6 +279,10 @@ class BadInputTest(testtools.TestCase):
     @classmethod
     def setUpClass(cls):
         super().setUpClass()
+        # matplotlib lists the host's fonts (it runs fc-list) the first
+        # time it loads on a host, and caches them: load it here, before
+        # the check that no input makes a program run, not during it.
+        from matplotlib import font_manager  # noqa: F401
         # One small, valid results document every broken file starts from.
         cls.good_dir = tempfile.mkdtemp(prefix='epa-bad-input-good-')
         good = os.path.join(cls.good_dir, 'good.json')
