@@ -135,7 +135,7 @@ TEMPEST_TEST_TIMEOUT = 2400
 # met verdicts; the report then fails a ceiling no emulated chain meets. A
 # maximum delay is known exactly: over 1 us it is MISSED, where a
 # throughput floor above the search's ceiling is only 'unknown' (CI saw
-# that: the 1-VNF unidirectional NDR is '>= 1,000').
+# that: the 1-VNF unidirectional NDR is '>= 1,000', the ceiling then).
 KPIS_MET = ('throughput:\n  - {goal: NDR, min_fps: 10}\n'
             'latency:\n  - {percentile: max, max_us: 10000000}\n')
 KPIS_MISSED = 'latency:\n  - {percentile: max, max_us: 1}\n'

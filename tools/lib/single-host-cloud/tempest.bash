@@ -8,12 +8,15 @@
 # short campaign (devstack/settings) and this host's facts.
 
 # The host's facts for the scenarios. Under QEMU/TCG the in-stack
-# generator shares 2 host CPUs with another guest and OVS (its PMD sleeps
-# when idle: settings.bash). Alone, it offered 5,000 frames/s per direction
-# within 0.1 %; while the guests settle after boot it fell to 1,281-1,595
-# of 2,000 in some trials. The search's ceiling stays below that, the rate
-# tolerance and runs again of an invalid trial absorb a slow moment; the
-# results record them and the hop check's load.
+# generator shares 2 host CPUs with the VNFs and OVS (its PMD sleeps when
+# idle: settings.bash). Beside one VNF it offered 5,000 frames/s per
+# direction within 0.1 %; while the guests settle after boot it fell to
+# 1,281-1,595 of 2,000 in some trials. Beside three VNFs each losing load
+# starves it: PROX's gen drops what a lost CPU owes it beyond one burst of
+# 64 frames (handle_gen.c), 69 ms at 932 frames/s. The search's ceiling
+# stays below the longest chain's knee, the rate tolerance and runs again
+# of an invalid trial absorb a slow moment; the results record them and
+# the hop check's load.
 function tempest_host_options {
     EPA_CHAIN_TEMPEST_SERVICE_AVAILABLE=True
     EPA_CHAIN_TEMPEST_CAMPAIGN=${EPA_CHAIN_TEMPEST_CAMPAIGN:-short}
@@ -30,8 +33,12 @@ function tempest_host_options {
         # Two guests boot in about 5 minutes under TCG; the vE-CPE
         # chain's four were READY 280 s after CREATE_COMPLETE (334 s).
         EPA_CHAIN_TEMPEST_VNF_READY_TIMEOUT=${EPA_CHAIN_TEMPEST_VNF_READY_TIMEOUT:-900}
-        # Per direction; a bidirectional trial offers twice this.
-        EPA_CHAIN_TEMPEST_MAX_LOAD_FPS=${EPA_CHAIN_TEMPEST_MAX_LOAD_FPS:-1000}
+        # Per direction; a bidirectional trial offers twice this. The
+        # 3-VNF chain lost frames from 748-759 frames/s by hand (NDR 744);
+        # with a ceiling of 1,000 a CI run's generator offered 768 of 932
+        # four times and the scenario failed. At 500 a burst covers
+        # 128 ms without the CPU.
+        EPA_CHAIN_TEMPEST_MAX_LOAD_FPS=${EPA_CHAIN_TEMPEST_MAX_LOAD_FPS:-500}
         EPA_CHAIN_TEMPEST_GENERATOR_RATE_TOLERANCE=${EPA_CHAIN_TEMPEST_GENERATOR_RATE_TOLERANCE:-0.1}
         # A preempted vCPU fails a trial: invalid, recorded, and run
         # again, three times at most.
