@@ -187,13 +187,27 @@ def _openstack_json(*args):
     return json.loads(done.stdout)
 
 
+def _kvm_acl():
+    """/dev/kvm's extended ACL (up may add an entry), None without one."""
+    try:
+        return os.getxattr('/dev/kvm', 'system.posix_acl_access')
+    except OSError:     # no /dev/kvm, or no extended ACL
+        return None
+
+
 def _host_state():
-    """What down must give back: huge pages, bridges, namespaces."""
+    """What down must give back.
+
+    Huge pages, network devices (the bridges' tap devices), namespaces,
+    /dev/kvm's ACL.
+    """
     with open('/proc/sys/vm/nr_hugepages') as stream:
         pages = int(stream.read())
     namespaces = sorted(os.listdir('/run/netns')) if os.path.isdir(
         '/run/netns') else []
-    return {'nr_hugepages': pages, 'namespaces': namespaces}
+    return {'nr_hugepages': pages, 'namespaces': namespaces,
+            'links': sorted(os.listdir('/sys/class/net')),
+            'kvm_acl': _kvm_acl()}
 
 
 class SingleHostCloudTest(unittest.TestCase):

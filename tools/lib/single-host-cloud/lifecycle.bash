@@ -9,7 +9,7 @@ PACKAGES=(mariadb-server python3-pymysql rabbitmq-server memcached
           libvirt-daemon-system libvirt-clients qemu-system-x86 qemu-utils
           openvswitch-switch openvswitch-switch-dpdk neutron-server
           neutron-openvswitch-agent heat-api heat-engine
-          python3-openstackclient python3-heatclient genisoimage curl)
+          python3-openstackclient python3-heatclient genisoimage curl acl)
 
 # API health: service name and a URL that answers once it serves.
 API_CHECKS=(
@@ -334,6 +334,13 @@ function cloud_down {
     if service_pid rabbitmq-server > /dev/null; then
         timeout 60 rabbitmqctl delete_user openstack > /dev/null 2>&1 || true
     fi
+    # A run killed before its `down` (as CI's time bound does) may have
+    # lost Open vSwitch but not its bridges: they stay in its database and
+    # their tap devices in the kernel. It is started again to delete them.
+    if ! ovs-vsctl --timeout=5 show > /dev/null 2>&1 &&
+            grep -qx openvswitch-switch "$CLOUD_STATE/records/started" 2> /dev/null; then
+        service_start openvswitch-switch
+    fi
     if ovs-vsctl --timeout=5 show > /dev/null 2>&1; then
         ovs-vsctl --timeout=10 --if-exists del-port "$MANAGEMENT_BRIDGE" "$MANAGEMENT_HOST_PORT"
         epa_chain_remove_provider_bridges
@@ -351,6 +358,7 @@ function cloud_down {
         # The Erlang port mapper rabbitmq-server started.
         timeout 10 epmd -kill > /dev/null 2>&1 || true
     fi
+    kvm_access_revoke
     if alternative=$(state_recall ovs-alternative) && [[ $alternative == manual* ]]; then
         update-alternatives --set ovs-vswitchd "${alternative#manual }" > /dev/null
     fi

@@ -433,10 +433,42 @@ function configure_libvirt {
         "host (libvirt-qemu / kvm): is libvirt-daemon-system installed?"
     flat_set /etc/libvirt/qemu.conf user "\"$user\""
     flat_set /etc/libvirt/qemu.conf group "\"$group\""
+    kvm_access_grant "$user" "$group"
     local key value
     while read -r key value; do
         flat_set /etc/libvirt/libvirtd.conf "$key" "$value"
     done < <(libvirtd_settings)
+}
+
+# libvirt keeps its probe of QEMU's capabilities only while KVM is as
+# usable as it was at the probe, judged by whether QEMU's user and group
+# may open /dev/kvm. Where /dev/kvm belongs to another group (on this kind
+# of VM, a group id of its host's), QEMU's own probe still found KVM: every
+# look-up then threw the cache away and probed QEMU again, 8-77 s of CPU
+# each, for every domain Nova defined (over 2 minutes of each stack create
+# here) and every capabilities call of its periodic tasks. QEMU's group
+# gets read-write access by an ACL entry; `down` puts the ACL back.
+function kvm_access_grant {
+    local user=$1 group=$2
+    [[ -c /dev/kvm ]] || return 0
+    if setpriv --reuid="$user" --regid="$group" --init-groups \
+            test -r /dev/kvm -a -w /dev/kvm; then
+        return 0
+    fi
+    state_record kvm-acl "$(getfacl -p /dev/kvm)"
+    setfacl -m "g:$group:rw" /dev/kvm ||
+        cloud_die "could not let group $group open /dev/kvm (setfacl)"
+    echo "/dev/kvm: group $group may open it (an ACL entry until down)," \
+        "so that libvirt keeps its probe of QEMU"
+}
+
+# kvm_access_revoke - /dev/kvm's ACL as it was before kvm_access_grant.
+function kvm_access_revoke {
+    local acl
+    acl=$(state_recall kvm-acl) || return 0
+    [[ -c /dev/kvm ]] || return 0
+    printf '%s\n' "$acl" | setfacl --restore=- ||
+        down_gave_up "the ACL of /dev/kvm"
 }
 
 # libvirtd.conf's keys and values, one "key value" per line.
