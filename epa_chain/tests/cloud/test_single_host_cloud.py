@@ -118,14 +118,14 @@ PROOF_ATTEMPTS = '5'
 # What the openstack client prints when heat-api drops its connection.
 LOST_CONNECTION = 'Unable to establish connection to'
 # The Tempest scenarios, serially, each under Tempest's test timeout:
-# both 1-VNF directions, and the 2- and 3-VNF chains both ways (one
-# direction of those adds time, not coverage). The ceiling, rate
+# both 1-VNF directions and the 3-VNF chain both ways. The 2-VNF chain and
+# one direction of the longer chains add guests that boot for minutes
+# under TCG, not coverage: CI's 90 minutes hold the rest. The ceiling, rate
 # tolerance and hop-check load tools/single-host-cloud tempest chose for
 # this host are read back from the workspace's tempest.conf, not repeated
 # here.
 TEMPEST_SCENARIOS = {'test_chain_1vnf_unidirectional': (1, 'unidirectional'),
                      'test_chain_1vnf_bidirectional': (1, 'bidirectional'),
-                     'test_chain_2vnf_bidirectional': (2, 'bidirectional'),
                      'test_chain_3vnf_bidirectional': (3, 'bidirectional')}
 TEMPEST_REGEX = r'epa_chain_tempest_plugin\.tests\.scenario\..*(%s)' % (
     '|'.join(sorted(TEMPEST_SCENARIOS)))
