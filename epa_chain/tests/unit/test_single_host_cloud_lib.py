@@ -248,6 +248,34 @@ class SecretsTest(StateTest):
         self.assertIn('export ERL_EPMD_ADDRESS=127.0.0.1', done.stdout)
         self.assertIn('inet_dist_use_interface {127,0,0,1}', done.stdout)
 
+    def test_qemus_group_gets_dev_kvm_by_an_acl_entry_recorded_first(self):
+        if not os.path.exists('/dev/kvm'):
+            self.skipTest('no /dev/kvm on this host: nothing to grant')
+        stubs = ('source %s/openstack.bash; '
+                 'getfacl() { echo "# file: /dev/kvm"; echo "user::rw-"; }; '
+                 'setfacl() { state_recall kvm-acl > /dev/null && '
+                 'echo "setfacl $*"; }; ' % LIB)
+        # QEMU's user may open /dev/kvm: nothing to change.
+        done = self.bash(stubs + 'setpriv() { :; }; '
+                         'kvm_access_grant libvirt-qemu kvm; '
+                         'state_recall kvm-acl || echo none')
+        self.assertEqual(['none'], done.stdout.splitlines(), done.stderr)
+        # It may not: the ACL as it was is recorded before the change.
+        done = self.bash(stubs + 'setpriv() { return 1; }; '
+                         'kvm_access_grant libvirt-qemu kvm; '
+                         'state_recall kvm-acl')
+        self.assertEqual(0, done.returncode, done.stderr)
+        self.assertEqual(['setfacl -m g:kvm:rw /dev/kvm'],
+                         done.stdout.splitlines()[:1])
+        self.assertIn('# file: /dev/kvm', done.stdout)
+        # A file system without ACLs: a warning, and nothing to undo.
+        done = self.bash(stubs + 'setpriv() { return 1; }; '
+                         'setfacl() { return 1; }; '
+                         'kvm_access_grant libvirt-qemu kvm; '
+                         'state_recall kvm-acl || echo none')
+        self.assertEqual(['none'], done.stdout.splitlines(), done.stderr)
+        self.assertIn('libvirt will probe QEMU again', done.stderr)
+
     def test_libvirtd_takes_the_requests_of_four_guest_builds(self):
         # The vE-CPE chain's four guests, built at once over nova-compute's
         # one connection, filled libvirt's default of 5 requests in flight
@@ -274,7 +302,7 @@ class DownTest(StateTest):
 
     def down(self, started, stubs):
         """cloud_down with `started` services recorded and bash `stubs`."""
-        os.makedirs(os.path.join(self.state, 'records'))
+        os.makedirs(os.path.join(self.state, 'records'), exist_ok=True)
         with open(os.path.join(self.state, 'records', 'started'), 'w') as f:
             f.write(''.join(name + '\n' for name in started))
         return self.bash(
@@ -285,7 +313,9 @@ class DownTest(StateTest):
             'source %(lib)s/lifecycle.bash; source %(lib)s/tester.bash; '
             'state_load_plugin() { :; }; clouds_yaml_remove() { :; }; '
             'service_pid() { [[ $1 == mariadb ]]; }; '
+            'service_start() { echo "start $1" >&2; }; '
             'ovs-vsctl() { return 1; }; rabbitmqctl() { :; }; '
+            'setfacl() { echo "setfacl $*" >&2; }; '
             'timeout() { shift; "$@"; }; %(stubs)s cloud_down'
             % {'t': self.tmp, 'lib': LIB, 'stubs': stubs})
 
@@ -319,6 +349,42 @@ class DownTest(StateTest):
         self.assertEqual('epa-chain tester down --state-dir %s/tester'
                          % self.state, said[0])
         self.assertEqual('stop openvswitch-switch', said[-1])
+
+    def test_down_starts_open_vswitch_again_to_remove_its_bridges(self):
+        # A run killed before its down lost ovs-vswitchd, not its bridges
+        # (in its database) nor their tap devices.
+        calls = os.path.join(self.tmp, 'calls')
+        stubs = ('service_stop() { :; }; os_drop_databases() { :; }; '
+                 'epa_chain_remove_provider_bridges() { echo bridges >> %s; '
+                 '}; epa_chain_clean() { :; }; ' % calls)
+        done = self.down(['openvswitch-switch', 'nova-api'], stubs)
+        self.assertEqual(0, done.returncode, done.stderr)
+        self.assertIn('start openvswitch-switch', done.stderr)
+        # The stub's ovs-vsctl never answers: nothing more to remove.
+        self.assertFalse(os.path.exists(calls))
+        # Open vSwitch answering: the bridges go, and nothing is started.
+        done = self.down(['openvswitch-switch'],
+                         stubs + 'ovs-vsctl() { :; }; MANAGEMENT_BRIDGE=m; '
+                         'MANAGEMENT_HOST_PORT=p; ')
+        self.assertEqual(0, done.returncode, done.stderr)
+        self.assertNotIn('start openvswitch-switch', done.stderr)
+        with open(calls) as stream:
+            self.assertEqual(['bridges'], stream.read().splitlines())
+        # Not started by up: not ours to start.
+        os.remove(calls)
+        done = self.down(['nova-api'], stubs)
+        self.assertNotIn('start openvswitch-switch', done.stderr)
+
+    def test_down_puts_back_the_acl_of_dev_kvm_up_recorded(self):
+        stubs = 'service_stop() { :; }; os_drop_databases() { :; }; '
+        os.makedirs(os.path.join(self.state, 'records'))
+        with open(os.path.join(self.state, 'records', 'kvm-acl'), 'w') as f:
+            f.write('# file: /dev/kvm\nuser::rw-\ngroup::rw-\nother::---\n')
+        done = self.down(['nova-api'], stubs)
+        self.assertEqual(0, done.returncode, done.stderr)
+        if os.path.exists('/dev/kvm'):
+            self.assertIn('setfacl --restore=-', done.stderr)
+        self.assertFalse(os.path.exists(self.state))
 
     def test_what_down_gives_up_on_is_said_and_the_state_kept(self):
         done = self.down(['mariadb', 'nova-api'],

@@ -456,8 +456,13 @@ function kvm_access_grant {
         return 0
     fi
     state_record kvm-acl "$(getfacl -p /dev/kvm)"
-    setfacl -m "g:$group:rw" /dev/kvm ||
-        cloud_die "could not let group $group open /dev/kvm (setfacl)"
+    if ! setfacl -m "g:$group:rw" /dev/kvm; then
+        # The cloud still works, each spawn minutes slower.
+        state_forget kvm-acl
+        echo "WARNING: group $group may not open /dev/kvm and setfacl" \
+            "failed: libvirt will probe QEMU again at every look-up" >&2
+        return 0
+    fi
     echo "/dev/kvm: group $group may open it (an ACL entry until down)," \
         "so that libvirt keeps its probe of QEMU"
 }
