@@ -248,6 +248,10 @@ class SecretsTest(StateTest):
         self.assertIn('export ERL_EPMD_ADDRESS=127.0.0.1', done.stdout)
         self.assertIn('inet_dist_use_interface {127,0,0,1}', done.stdout)
 
+
+class LibvirtTest(StateTest):
+    """libvirt as `up` sets it up: its limits and QEMU's /dev/kvm."""
+
     def test_qemus_group_gets_dev_kvm_by_an_acl_entry_recorded_first(self):
         if not os.path.exists('/dev/kvm'):
             self.skipTest('no /dev/kvm on this host: nothing to grant')
