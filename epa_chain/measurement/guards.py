@@ -26,6 +26,10 @@ STOPPED_FORWARDING = 'the system under test stopped forwarding'
 COUNTERS_BACKWARDS = 'counters went backwards'
 COUNTERS_INCONSISTENT = 'counters are inconsistent'
 NEGATIVE_DELAY = 'negative one-way delay'
+# The generator's control did not answer in time: what ran it (a guest,
+# a shared host) stopped running it for seconds, not a property of the
+# system under test.
+GENERATOR_STALLED = 'the generator stopped answering for a while'
 
 
 def check_trial(result, rate_tolerance=0.01):

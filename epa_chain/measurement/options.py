@@ -409,15 +409,16 @@ TABLE = (
            'highest)', 'float', parse=_number(float), conf='min_load_fps',
            from_conf=_plain, to_conf=_plain, low=0, low_open=True,
            optional=True, metavar='FPS'),
-    # A generator that falls short of the asked rate, or counts frames of
-    # an earlier trial, makes an invalid trial, never a result; on a
-    # shared host (TCG guests, a busy gate) that can be a moment's
-    # preemption, so the trial may run again. Every invalid trial stays in
-    # the case's totals.
+    # A generator that falls short of the asked rate, stops answering
+    # for a while, or counts frames of an earlier trial makes an invalid
+    # trial, never a result; on a shared host (TCG guests, a busy gate)
+    # that can be a moment's preemption, so the trial may run again.
+    # Every invalid trial stays in the case's totals.
     Option('invalid_trial_retries', '--invalid-trial-retries', 0,
            'times a trial runs again that the generator could not offer at '
-           'the asked rate or that received more frames than it sent, '
-           'before the case ends with that error; each such trial is '
+           'the asked rate, that it stopped answering in, or that received '
+           'more frames than it sent, before the case ends with that '
+           'error; each such trial is '
            'recorded (totals.invalid_trials)', 'int',
            parse=_number(int), conf='invalid_trial_retries',
            from_conf=_plain, to_conf=_plain, low=0, high=10, metavar='N'),

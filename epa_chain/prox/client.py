@@ -435,6 +435,13 @@ class ProxClient:
         self._drop_socket()
         return self.connect()
 
+    def drop(self):
+        """Close without waiting for owed replies; the next command connects.
+
+        After a timeout: what PROX still owes may never come.
+        """
+        self._drop_socket()
+
     def __enter__(self):
         self.connect()
         return self

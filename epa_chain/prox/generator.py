@@ -316,6 +316,16 @@ class ProxGenerator(trial.Generator):
             may_hold_frames = any(
                 d.rx_frames < d.tx_frames for d in result.directions)
             return result
+        except prox_client.ProxTimeoutError as exc:
+            # PROX, or the guest it runs in, did not run for seconds.
+            # `stop` first reads the late replies (the client's drain
+            # timeout); closing before they came could kill PROX (SIGPIPE).
+            try:
+                self.client.stop()
+            except prox_client.ProxError:
+                # Still silent: the next trial connects afresh.
+                self.client.drop()
+            raise trial.GeneratorError(guards.GENERATOR_STALLED, str(exc))
         except prox_client.ProxError as exc:
             self._quiet()
             raise trial.GeneratorError(PROX_CONTROL_FAILED, str(exc))

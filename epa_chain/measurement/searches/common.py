@@ -88,11 +88,13 @@ class TrialRecorder:
     """Runs the trials of one case (frame size, flows, directions)."""
 
     #: What makes a trial invalid rather than a measurement, and may
-    #: pass on a second run: the generator fell short of the asked rate,
-    #: or frames of an earlier trial arrived during this one (a guest
-    #: the host did not schedule delivered what it held late). A switch
-    #: that floods keeps doing so, and its second run fails too.
-    RETRIED_CAUSES = (guards.RATE_SHORTFALL, guards.COUNTERS_INCONSISTENT)
+    #: pass on a second run: the generator fell short of the asked rate
+    #: or stopped answering for a while, or frames of an earlier trial
+    #: arrived during this one (a guest the host did not schedule
+    #: delivered what it held late). A switch that floods keeps doing so,
+    #: and its second run fails too.
+    RETRIED_CAUSES = (guards.RATE_SHORTFALL, guards.GENERATOR_STALLED,
+                      guards.COUNTERS_INCONSISTENT)
 
     def __init__(self, generator, profile, label, progress=None,
                  link_bps=None, retries=0):

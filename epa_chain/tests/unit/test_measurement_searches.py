@@ -281,6 +281,14 @@ class TestInvalidTrials(testtools.TestCase):
         (invalid,) = recorder.invalid
         self.assertEqual(guards.COUNTERS_INCONSISTENT, invalid['cause'])
 
+    def test_a_stalled_generator_runs_the_trial_again(self):
+        generator = FallsShort({1}, cause=guards.GENERATOR_STALLED)
+        recorder = self.recorder(generator, retries=1)
+        recorder.run(2000, 1, 'search')
+        self.assertEqual(2, generator.calls)
+        (invalid,) = recorder.invalid
+        self.assertEqual(guards.GENERATOR_STALLED, invalid['cause'])
+
     def test_a_chain_that_stops_forwarding_is_not_run_again(self):
         generator = FallsShort({1}, cause=guards.STOPPED_FORWARDING)
         recorder = self.recorder(generator, retries=2)

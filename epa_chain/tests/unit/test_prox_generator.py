@@ -355,6 +355,58 @@ class TestRecordedPhases(GeneratorTestCase):
         self.assertEqual('stop all', prox.commands[-1])
 
 
+class StallingProx(ScriptedProx):
+    """Answers the first counter poll of a running trial `delay_s` late."""
+
+    def __init__(self, phase, delay_s):
+        super().__init__(phase)
+        self.delay_s = delay_s
+        self.stalled_at = None  # index of the late command
+
+    def __call__(self, line):
+        reply = super().__call__(line)
+        if (line == 'dp core stats 1 0,1' and self.state == 'running' and
+                self.stalled_at is None):
+            self.stalled_at = len(self.commands) - 1
+            return prox_replay.Reply([(self.delay_s, data)
+                                      for _delay, data in reply.pieces])
+        return reply
+
+
+class TestStalls(GeneratorTestCase):
+    """PROX, or the guest it runs in, stops answering for a while."""
+
+    def test_a_late_reply_makes_the_trial_invalid_not_the_connection(self):
+        prox = StallingProx(PHASE1, delay_s=1.5)
+        generator, server = self.generator(prox, reply_timeout_s=1.0)
+        error = self.assertRaises(trial.GeneratorError, generator.run_trial,
+                                  spec(PHASE1_FPS))
+        self.assertEqual(guards.GENERATOR_STALLED, error.cause)
+        self.assertIn("'dp core stats 1 0,1': no complete reply within "
+                      "1.0 s", error.detail)
+        # the late reply was read, the tasks stopped on the same
+        # connection, and the next trial runs on it
+        self.assertEqual('stop all', prox.commands[prox.stalled_at + 1])
+        result = generator.run_trial(spec(PHASE1_FPS))
+        self.assertEqual(0.0, result.loss_ratio)
+        self.assertEqual(1, server.connections)
+        self.assertFalse(server.write_failed)
+
+    def test_still_silent_after_the_drain_connects_afresh(self):
+        prox = StallingProx(PHASE1, delay_s=2.0)
+        generator, server = self.generator(prox, reply_timeout_s=1.0)
+        generator.client.drain_timeout = 0.5
+        error = self.assertRaises(trial.GeneratorError, generator.run_trial,
+                                  spec(PHASE1_FPS))
+        self.assertEqual(guards.GENERATOR_STALLED, error.cause)
+        self.assertFalse(generator.client.connected)
+        result = generator.run_trial(spec(PHASE1_FPS))
+        self.assertEqual(0.0, result.loss_ratio)
+        self.assertEqual(2, server.connections)
+        # the new connection first stopped what the stalled trial started
+        self.assertEqual('stop all', prox.commands[prox.stalled_at + 1])
+
+
 class TestFramesOfEarlierTrials(GeneratorTestCase):
     """A chain that lost frames may deliver some of them late."""
 

@@ -43,7 +43,8 @@ function tempest_host_options {
         # A preempted vCPU fails a trial: invalid, recorded, and run
         # again, five times at most. At 500 a CI run's 2-VNF scenario
         # still had two such trials (each passed on its second run); at
-        # 932 one failed four times in a row.
+        # 932 one failed four times in a row. A CI run's generator, READY
+        # 9 s before, left a counter poll unanswered for 5 s: invalid too.
         EPA_CHAIN_TEMPEST_INVALID_TRIAL_RETRIES=${EPA_CHAIN_TEMPEST_INVALID_TRIAL_RETRIES:-5}
         # 0.002 % of 10 GbE at 64 bytes: 298 frames/s, one direction at a
         # time.
