@@ -118,15 +118,16 @@ PROOF_ATTEMPTS = '5'
 # What the openstack client prints when heat-api drops its connection.
 LOST_CONNECTION = 'Unable to establish connection to'
 # The Tempest scenarios, serially, each under Tempest's test timeout:
-# both 1-VNF directions and the 3-VNF chain both ways. The 2-VNF chain and
-# one direction of the longer chains add guests that boot for minutes
-# under TCG, not coverage: CI's 90 minutes hold the rest. The ceiling, rate
-# tolerance and hop-check load tools/single-host-cloud tempest chose for
-# this host are read back from the workspace's tempest.conf, not repeated
-# here.
+# both 1-VNF directions. The longer chains run the same code with more
+# guests, which boot for minutes under TCG: a CI run of 9c2493b needed
+# 18 minutes for the 3-VNF one and 95 in all. Seed 000's 3-VNF chain both
+# ways is created, proven, audited and measured above (its tester on the
+# host); the 2- and 3-VNF scenarios run by hand (single-host-cloud.rst).
+# The ceiling, rate tolerance and hop-check load tools/single-host-cloud
+# tempest chose for this host are read back from the workspace's
+# tempest.conf, not repeated here.
 TEMPEST_SCENARIOS = {'test_chain_1vnf_unidirectional': (1, 'unidirectional'),
-                     'test_chain_1vnf_bidirectional': (1, 'bidirectional'),
-                     'test_chain_3vnf_bidirectional': (3, 'bidirectional')}
+                     'test_chain_1vnf_bidirectional': (1, 'bidirectional')}
 TEMPEST_REGEX = r'epa_chain_tempest_plugin\.tests\.scenario\..*(%s)' % (
     '|'.join(sorted(TEMPEST_SCENARIOS)))
 TEMPEST_TEST_TIMEOUT = 2400
@@ -890,8 +891,8 @@ class SingleHostCloudTest(unittest.TestCase):
         for path in (workspace, home):
             shutil.rmtree(path, ignore_errors=True)
         os.makedirs(home)
-        # The gate's campaign measures one VNF: the longer chains are
-        # asked for here (devstack/settings' EPA_CHAIN_TEMPEST_*).
+        # The scenarios' chain lengths, asked for as a user would
+        # (devstack/settings' EPA_CHAIN_TEMPEST_*).
         lengths = sorted({length for length, _ in TEMPEST_SCENARIOS.values()})
         kpi_file = os.path.join(base, 'epa-chain-kpi.yaml')
         with open(kpi_file, 'w') as stream:
