@@ -30,6 +30,7 @@ package: the images carry nothing else.
 __main__         `python3 -m epa_chain.vnf_runtime run`: the entry point.
 boot             the boot sequence: check everything, configure, run.
 config_drive     finds the config drive and reads the node config.
+guest            host name, management NIC and SSH keys (--manage-guest).
 devices          which NIC is which data port: by MAC, never by order.
 cpus             which guest CPUs the engine runs on.
 hugepages        huge pages for the engine's packet buffers.

@@ -19,6 +19,7 @@ says why), 2 for a usage error.
 """
 
 import argparse
+import re
 import sys
 
 from epa_chain.vnf_runtime import boot
@@ -45,6 +46,13 @@ def _cpu_list(text):
         raise argparse.ArgumentTypeError(
             '%r: expected a kernel CPU list such as 0-1 or 2,3' % text)
     return found
+
+
+def _login_user(text):
+    if not re.match(r'^[a-z_][a-z0-9_-]{0,31}$', text):
+        raise argparse.ArgumentTypeError(
+            '%r: a user name as useradd takes it' % text)
+    return text
 
 
 def build_parser():
@@ -86,6 +94,19 @@ def build_parser():
                      help='PROX executable (default: prox on PATH)')
     run.add_argument('--testpmd', metavar='PATH',
                      help='testpmd executable (default: dpdk-testpmd on PATH)')
+    image = run.add_argument_group(
+        'in an image without cloud-init',
+        'the runtime is the guest\'s only agent (the images\' service '
+        'passes these: diskimage-elements/epa-chain-guest-access)')
+    image.add_argument('--manage-guest', action='store_true',
+                       help='also set the host name, the management NIC\'s '
+                            'address (fixed, or DHCP by systemd-networkd) '
+                            'and the metadata\'s SSH keys, from the config '
+                            'drive, before the engine starts')
+    image.add_argument('--login-user', metavar='USER', default='epa',
+                       type=_login_user,
+                       help='whose authorized_keys get the SSH keys '
+                            '(default: %(default)s)')
     host = run.add_argument_group(
         'running on a host',
         'the data ports are vhost-user sockets (OVS dpdkvhostuserclient '
@@ -118,7 +139,8 @@ def main(argv=None):
         config_drive=args.config_drive, sysfs=args.sysfs, console=console,
         status=status, dry_run=args.dry_run, driver=args.driver,
         run_dir=args.run_dir, prox=args.prox, testpmd=args.testpmd,
-        virtio_user=sockets, cpus=args.cpus)
+        virtio_user=sockets, cpus=args.cpus,
+        manage_guest=args.manage_guest, login_user=args.login_user)
     runtime = boot.Runtime(options)
     if not args.dry_run:
         boot.install_signal_handlers(runtime)

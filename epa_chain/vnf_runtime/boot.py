@@ -41,6 +41,7 @@ from epa_chain.vnf_runtime import devices
 from epa_chain.vnf_runtime import dpdk_binding
 from epa_chain.vnf_runtime import engine
 from epa_chain.vnf_runtime import errors
+from epa_chain.vnf_runtime import guest
 from epa_chain.vnf_runtime import hugepages
 from epa_chain.vnf_runtime import management
 from epa_chain.vnf_runtime import readiness
@@ -64,6 +65,10 @@ class Options:
     # MAC -> vhost-user socket of data ports that are virtio-user devices
     virtio_user: dict = dataclasses.field(default_factory=dict)
     cpus: typing.Optional[typing.List[int]] = None   # --cpus, else online
+    # --manage-guest: host name, management NIC and SSH keys (no
+    # cloud-init in the image), for --login-user
+    manage_guest: bool = False
+    login_user: str = 'epa'
 
 
 @dataclasses.dataclass
@@ -84,6 +89,7 @@ class Prepared:
     management: typing.Optional[typing.Tuple[str, str]]
     virtio_user: bool = False       # every data port is a virtio-user one
     cpus: typing.Optional[typing.List[int]] = None
+    guest_plan: typing.Optional[guest.Plan] = None   # --manage-guest
 
 
 def read_drive(options):
@@ -135,6 +141,8 @@ def prepare(options, sysfs, binder, drive,
         interface = next((n.interface for n in nics if n.mac == link.mac),
                          None)
         mgmt = (management.static_address(drive, link), interface)
+    guest_plan = (guest.plan(drive, node, links, nics, options.login_user)
+                  if options.manage_guest else None)
     return Prepared(
         drive=drive, node=node, links=links, nics=nics, ports=ports,
         cores=cores, plan=plan, pages=pages,
@@ -143,7 +151,7 @@ def prepare(options, sysfs, binder, drive,
         driver=(None if virtio_only
                 else dpdk_binding.describe_choice(sysfs, options.driver)),
         known=known, management=mgmt, virtio_user=virtio_only,
-        cpus=options.cpus)
+        cpus=options.cpus, guest_plan=guest_plan)
 
 
 def describe(prepared):
@@ -152,6 +160,8 @@ def describe(prepared):
     lines = ['# epa-chain vnf_runtime dry run for %s: role %s, engine %s'
              % (node.name, node.role, node.engine),
              '# config drive: %s' % prepared.drive.source]
+    if prepared.guest_plan is not None:
+        lines.append('# guest: %s' % prepared.guest_plan.describe())
     for name, port in sorted(prepared.ports.items()):
         data = node.ports[name]
         if port.virtio_user:
@@ -208,7 +218,7 @@ class Runtime:
                  relay_factory=control_relay.ControlRelay,
                  address_of=management.interface_address,
                  run=subprocess.run, mounts='/proc/mounts',
-                 unix_sockets=virtio_user.UNIX_SOCKETS):
+                 unix_sockets=virtio_user.UNIX_SOCKETS, guest_manager=None):
         self.options = options
         self.run_command = run
         self.mounts = mounts
@@ -224,6 +234,7 @@ class Runtime:
         self.supervisor_factory = supervisor_factory
         self.relay_factory = relay_factory
         self.address_of = address_of
+        self.guest_manager = guest_manager or guest.Manager(run=run)
         self._undo = []
         self._stop = threading.Event()
         self._supervisor = None
@@ -279,6 +290,11 @@ class Runtime:
     def _bring_up(self, prepared):
         node = prepared.node
         self._report_starting(prepared)
+        if prepared.guest_plan is not None:
+            # First: the generator's control socket binds the address, and
+            # an operator may log in while the engine starts.
+            self.guest_manager.apply(prepared.guest_plan)
+            self.reporter.update(guest=prepared.guest_plan.describe())
         if not prepared.virtio_user:
             # Virtio-user ports have no kernel side: testpmd's --tx-first
             # burst is their first learning frame.
