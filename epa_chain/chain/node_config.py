@@ -23,7 +23,12 @@ Schema version 1::
     name: server name
     engine: prox | testpmd          (generator: prox)
     forwarding_cores: int >= 1
-    control_port: int               (generator only)
+    control_port: int|null          (the generator's; a parked VNF's)
+    tasks_at_ready: parked|running  (VNFs: parked waits, engine
+                                     initialised, until its tasks are
+                                     started over the control socket;
+                                     absent: running. The generator is
+                                     always parked.)
     latency_bucket_shift: int|null  (generator only: PROX's histogram
                                      buckets are 2**N TSC cycles; null or
                                      absent: the generator's default)
@@ -48,6 +53,8 @@ SCHEMA_VERSION = 1
 ROLES = ('vnf', 'generator')
 ENGINES = ('prox', 'testpmd')
 PORT_NAMES = ('left', 'right')
+PARKED, RUNNING = 'parked', 'running'
+TASK_STATES = (PARKED, RUNNING)
 MAC_RE = re.compile(r'^[0-9a-f]{2}(:[0-9a-f]{2}){5}$')
 # PROX's `latency bucket size` (log2 TSC cycles): it raises anything below
 # 11; 30 is about 0.4 s a bucket at 2.6 GHz.
@@ -92,6 +99,12 @@ class NodeConfig:
     flows: typing.Tuple[Flow, ...]
     control_port: typing.Optional[int] = None
     latency_bucket_shift: typing.Optional[int] = None
+    tasks_at_ready: str = RUNNING
+
+    @property
+    def parked(self):
+        """Its tasks wait until started over the control socket."""
+        return self.role == 'generator' or self.tasks_at_ready == PARKED
 
     def flow(self, direction):
         for flow in self.flows:
@@ -165,12 +178,25 @@ def from_dict(data):
                               'only: a VNF\'s port gets its frames '
                               'untagged from Neutron')
     flows = _flows(data.get('flows'), ports)
+    tasks = data.get('tasks_at_ready', RUNNING)
+    if tasks not in TASK_STATES or (role == 'generator' and
+                                    tasks != PARKED and
+                                    'tasks_at_ready' in data):
+        raise NodeConfigError('tasks_at_ready', 'must be %s, not %r' % (
+            PARKED if role == 'generator' else ' or '.join(TASK_STATES),
+            tasks))
+    if tasks == PARKED and engine != 'prox':
+        raise NodeConfigError('tasks_at_ready', '%s forwards from its '
+                              'start: only PROX parks its tasks' % engine)
     control_port = data.get('control_port')
-    if role == 'generator' and not (
-            isinstance(control_port, int) and 0 < control_port < 65536):
+    controlled = role == 'generator' or tasks == PARKED
+    if controlled and not (isinstance(control_port, int) and
+                           not isinstance(control_port, bool) and
+                           0 < control_port < 65536):
         raise NodeConfigError('control_port',
-                              'the generator needs a TCP port, not %r'
-                              % control_port)
+                              'the %s needs a TCP port, not %r' % (
+                                  'generator' if role == 'generator'
+                                  else 'parked VNF', control_port))
     shift = data.get('latency_bucket_shift')
     if shift is not None and not (
             isinstance(shift, int) and not isinstance(shift, bool) and
@@ -182,8 +208,9 @@ def from_dict(data):
                                  MAX_LATENCY_BUCKET_SHIFT, shift))
     return NodeConfig(role=role, name=name, engine=engine,
                       forwarding_cores=cores, ports=ports, flows=flows,
-                      control_port=control_port,
-                      latency_bucket_shift=shift)
+                      control_port=control_port if controlled else None,
+                      latency_bucket_shift=shift,
+                      tasks_at_ready=PARKED if controlled else RUNNING)
 
 
 def _choice(data, key, allowed):

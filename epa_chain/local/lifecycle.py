@@ -72,7 +72,10 @@ class Stack:
         # The bed always runs its own generator in the stack: a preset
         # made for an external hardware tester (vecpe) gets the in-stack
         # one, as templates/environments/in-stack-generator.yaml does.
-        parameters = {'vnf_engine': engine, 'endpoints': 'generator'}
+        # Its VNFs are processes with no management NIC to start parked
+        # tasks through: they forward from READY on.
+        parameters = {'vnf_engine': engine, 'endpoints': 'generator',
+                      'vnf_tasks_at_ready': 'running'}
         if vnf_count is not None:
             parameters['vnf_count'] = max(1, vnf_count)
         return parameters

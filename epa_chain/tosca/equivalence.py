@@ -56,6 +56,7 @@ def _node(node, names, groups, prefix):
         'engine': node.config.engine,
         'forwarding_cores': node.config.forwarding_cores,
         'control_port': node.config.control_port,
+        'tasks_at_ready': node.config.tasks_at_ready,
         'latency_bucket_shift': node.config.latency_bucket_shift,
         'name': _strip(server.get('name'), prefix),
         'image': server.get('image'),
@@ -186,10 +187,14 @@ def _outputs(outputs, names, prefix):
                 for h in value or []]
 
     endpoint = outputs.get('generator_control_endpoint')
+    vnf_endpoints = outputs.get('vnf_control_endpoints') or {}
     return {
         'forward_chain': hops(outputs.get('forward_chain')),
         'reverse_chain': hops(outputs.get('reverse_chain')),
         'management_addresses': sorted(
             outputs.get('management_addresses') or {}),
         'generator_control_port': endpoint.get('port') if endpoint else None,
+        'vnf_control_endpoints': sorted(
+            (_strip(name, prefix), bool(value))
+            for name, value in vnf_endpoints.items()),
     }

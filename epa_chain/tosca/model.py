@@ -89,6 +89,7 @@ class ChainNode:
     latency_bucket_shift: typing.Any = None
     management_ports: typing.List[Port] = dataclasses.field(
         default_factory=list)
+    tasks_at_ready: typing.Any = None
 
     def rx_side(self, direction):
         """The side a direction arrives on.
@@ -386,7 +387,8 @@ class _Builder:
             image=prop('image'), key_name=prop('key_name'),
             extra_specs=self._extra_specs(template),
             external_next_hop={},
-            latency_bucket_shift=prop('latency_bucket_shift'))
+            latency_bucket_shift=prop('latency_bucket_shift'),
+            tasks_at_ready=prop('tasks_at_ready'))
         for direction in chain_directions.DIRECTIONS:
             mac = prop('%s_next_hop_mac' % direction)
             if mac not in (None, ''):
@@ -400,6 +402,13 @@ class _Builder:
                          'its number of forwarding cores',
                          'set forwarding_cores (vCPUs minus the master '
                          'core)')
+        elif role == 'vnf' and node.tasks_at_ready not in (
+                None, 'running') and node.control_port is None:
+            self.problem(name, 'properties.control_port', 'a VNF whose '
+                         'tasks may wait parked needs the TCP port of its '
+                         'PROX control socket',
+                         'set control_port (the generator\'s), or '
+                         'tasks_at_ready: running')
         elif role == 'generator':
             if node.control_port is None:
                 self.problem(name, 'properties.control_port', 'the generator '

@@ -399,6 +399,8 @@ def repair_mac_chain(hot, chain):
             config['control_port'] = node.control_port
             if node.latency_bucket_shift is not None:
                 config['latency_bucket_shift'] = node.latency_bucket_shift
+        else:
+            config.update(_vnf_tasks(hot, node))
         config['ports'] = {
             side: {
                 'mac': {'get_attr': [port.node, 'mac_address']},
@@ -511,7 +513,8 @@ def repair_outputs(hot, chain):
     several resources. They are added when the template does not define
     them: forward_chain and reverse_chain (hop by hop: server, role, port,
     mac, network, vlan; a tester outside the stack as 'external-tester'),
-    management_addresses and generator_control_endpoint.
+    management_addresses, vnf_control_endpoints and
+    generator_control_endpoint.
     """
     outputs = hot.setdefault('outputs', {})
     entry = chain.entry('forward')
@@ -531,6 +534,13 @@ def repair_outputs(hot, chain):
                            'node.',
             'value': {n.node: _management_address(n)
                       for n in chain.nodes.values() if n.management_ports}},
+        'vnf_control_endpoints': {
+            'description': 'Where each VNF\'s PROX control socket listens, '
+                           'by chain node; null for a VNF whose tasks run '
+                           'at READY.',
+            'value': {n.node: _vnf_control_endpoint(hot, n)
+                      for n in chain.nodes.values()
+                      if n.role == 'vnf' and n.management_ports}},
         'generator_control_endpoint': {
             'description': 'Where to reach the generator\'s PROX control '
                            'socket; null with an external tester.',
@@ -635,6 +645,32 @@ def _if_bidirectional(hot, chain, node, then, otherwise):
     return {'if': [condition, then(), otherwise]}
 
 
+def _parked(hot, node):
+    """True, False, or a condition: a PROX VNF whose tasks wait parked.
+
+    As lib/chain_server.yaml's `controlled`: only PROX parks its tasks.
+    """
+    engine = node.engine if node.engine is not None else 'prox'
+    tasks = node.tasks_at_ready
+    if tasks is None:
+        return False
+    if _param(engine) is None and _param(tasks) is None:
+        return engine == 'prox' and tasks == 'parked'
+    return _condition(hot, '%s_parked' % node.node, {'and': [
+        {'equals': [engine, 'prox']}, {'equals': [tasks, 'parked']}]})
+
+
+def _vnf_tasks(hot, node):
+    """A VNF's control_port and tasks_at_ready, as chain.yaml's."""
+    parked = _parked(hot, node)
+    if parked is True:
+        return {'control_port': node.control_port, 'tasks_at_ready': 'parked'}
+    if parked is False:
+        return {'control_port': None, 'tasks_at_ready': 'running'}
+    return {'control_port': {'if': [parked, node.control_port, None]},
+            'tasks_at_ready': {'if': [parked, 'parked', 'running']}}
+
+
 def _forwarding_cores(hot, chain, node):
     if node.forwarding_cores is not None:
         return node.forwarding_cores
@@ -682,6 +718,16 @@ def _hop(hop, chain):
 def _management_address(node):
     return {'get_attr': [node.management_ports[0].node, 'fixed_ips', 0,
                          'ip_address']}
+
+
+def _vnf_control_endpoint(hot, node):
+    parked = _parked(hot, node)
+    endpoint = {'host': _management_address(node), 'port': node.control_port}
+    if parked is True:
+        return endpoint
+    if parked is False:
+        return None
+    return {'if': [parked, endpoint, None]}
 
 
 def _control_endpoint(chain):

@@ -136,7 +136,7 @@ def prepare(options, sysfs, binder, drive,
     plan = engine.plan(node, ports, cores, binary, options.run_dir)
     pages = hugepages.plan(sysfs, plan.hugepages_mb)
     mgmt = None
-    if node.role == 'generator':
+    if node.parked:
         link = management.link(node, links)
         interface = next((n.interface for n in nics if n.mac == link.mac),
                          None)
@@ -304,7 +304,7 @@ class Runtime:
         self._check_stop()
         self._start_engine(prepared.plan)
         control = None
-        if node.role == 'generator':
+        if prepared.management is not None:
             control = self._relay_control(prepared)
         self.reporter.ready(node.name, node.engine, pid=self._supervisor.pid,
                             control=control)

@@ -13,13 +13,16 @@
 
 """What to run: the engine's command line, its config file and readiness.
 
-VNF + prox     PROX with the l2fwd config of prox_l2fwd
+VNF + prox     PROX with the l2fwd config of prox_l2fwd, its tasks
+               parked (-e) until started over the control socket when the
+               node config says so (tasks_at_ready), else forwarding
 VNF + testpmd  dpdk-testpmd with the arguments of testpmd
 generator      PROX with the gen/lat config of epa_chain.prox.gen_config,
                tasks stopped until the measurement client starts them
 
 PROX always gets its UNIX control socket (-u): readiness is PROX answering
-there, and the generator's control relay talks to it.
+there (its engine initialised, whether its tasks run or wait), and the
+control relay of a parked node talks to it.
 """
 
 import dataclasses
@@ -87,7 +90,8 @@ def plan(node, ports, cores, binary, run_dir=RUN_DIR):
             hugepages_mb=hugepages.VNF_MB)
     path = os.path.join(run_dir, 'prox.cfg')
     return EnginePlan(
-        engine='prox', argv=_prox_argv(binary, path, run_dir, autostart=True),
+        engine='prox',
+        argv=_prox_argv(binary, path, run_dir, autostart=not node.parked),
         config_path=path, config_text=prox_l2fwd.render(node, ports, cores),
         ready=supervisor.prox_socket_ready(control_relay.PROX_SOCKET),
         hugepages_mb=hugepages.VNF_MB)

@@ -24,7 +24,8 @@ from epa_chain.local import plan as plan_mod
 from epa_chain.prox import binary
 from epa_chain.tests import repo
 
-LOCAL = {'vnf_engine': 'testpmd', 'endpoints': 'generator'}
+LOCAL = {'vnf_engine': 'testpmd', 'endpoints': 'generator',
+         'vnf_tasks_at_ready': 'running'}
 
 
 def _stack(preset, **parameters):

@@ -89,6 +89,28 @@ class TestParse(testtools.TestCase):
         self._fails(changed(['flows', 0, 'tx_port'], 'left'), 'flows[0]')
         self._fails(changed(['role'], 'generator'), 'control_port')
 
+    def test_tasks_at_ready(self):
+        # Absent: forwarding from READY on, no control socket needed.
+        self.assertFalse(node_config.from_dict(GOOD).parked)
+        parked = changed(['tasks_at_ready'], 'parked')
+        self._fails(parked, 'control_port')
+        parked['control_port'] = 8474
+        self.assertTrue(node_config.from_dict(parked).parked)
+        self.assertEqual(8474, node_config.from_dict(parked).control_port)
+        # A running VNF's port is nobody's: dropped.
+        running = changed(['tasks_at_ready'], 'running')
+        running['control_port'] = 8474
+        self.assertIsNone(node_config.from_dict(running).control_port)
+        self._fails(changed(['tasks_at_ready'], 'idle'), 'tasks_at_ready')
+        testpmd = dict(parked, engine='testpmd')
+        self.assertIn('only PROX parks', str(self._fails(testpmd,
+                                                         'tasks_at_ready')))
+        generator = changed(['role'], 'generator')
+        generator.update(control_port=8474, tasks_at_ready='running')
+        self._fails(generator, 'tasks_at_ready')
+        del generator['tasks_at_ready']
+        self.assertTrue(node_config.from_dict(generator).parked)
+
     def test_latency_bucket_shift_is_optional_and_bounded(self):
         config = changed(['role'], 'generator')
         config['control_port'] = 8474

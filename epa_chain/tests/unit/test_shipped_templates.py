@@ -15,6 +15,7 @@
 import json
 import os
 
+import fixtures
 import testtools
 
 from epa_chain.chain import node_config
@@ -212,8 +213,12 @@ class TestHeat19Constructs(testtools.TestCase):
             {'mac_address': '00:00:00:00:00:01', 'value_specs': {}}))
         self.assertIsNone(realise.fixed_mac({'mac_address': None}))
 
-    def test_vnf_has_null_control_port_and_no_key(self):
-        realisation = realised('pvp-bidir')
+    def test_a_vnf_forwarding_at_ready_has_null_control_port_and_no_key(self):
+        tmp = self.useFixture(fixtures.TempDir()).path
+        running = os.path.join(tmp, 'running.yaml')
+        with open(running, 'w') as stream:
+            stream.write('parameters: {vnf_tasks_at_ready: running}\n')
+        realisation = realised('pvp-bidir', running)
         vnf = realisation.get(('vnf1', 'server'))
         # Heat resolves the null to '' for a string property, and boots
         # without a key pair (tested on Heat 19).
@@ -221,9 +226,16 @@ class TestHeat19Constructs(testtools.TestCase):
         config = json.loads(vnf.properties['user_data'].split(': ', 1)[1])
         self.assertIn('control_port', config)
         self.assertIsNone(config['control_port'])
+        self.assertEqual('running', config['tasks_at_ready'])
         generator = realisation.get(('generator', 'server'))
         self.assertEqual(8474, node_config.parse_user_data(
             generator.properties['user_data']).control_port)
+
+    def test_parked_vnfs_listen_on_the_generators_control_port(self):
+        configs = node_configs(realised('vecpe-bidir'))
+        for name in ('vnf1', 'vnf2', 'vnf3'):
+            self.assertTrue(configs[name].parked, name)
+            self.assertEqual(8474, configs[name].control_port, name)
 
 
 class TestGeneratorImageOnlyWhenBooted(testtools.TestCase):

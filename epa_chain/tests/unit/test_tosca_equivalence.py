@@ -22,25 +22,12 @@ import testtools
 
 from epa_chain.tests.unit import tosca_cases
 
-# templates/chain.yaml opens the generator's control port on every
-# management port, generator or not; tosca/vecpe.yaml has no generator and
-# opens SSH only. The one intended difference.
-CONTROL_PORT_RULE = (('direction', 'ingress'), ('ethertype', 'IPv4'),
-                     ('protocol', 'tcp'), ('port_range_min', 8474),
-                     ('port_range_max', 8474),
-                     ('remote_ip_prefix', '10.0.0.0/8'))
-
 
 def graphs(preset):
     from epa_chain.tosca import equivalence
 
     hot = equivalence.graph(tosca_cases.realised_hot_preset(preset))
     tosca = equivalence.graph(tosca_cases.realised_translation(preset))
-    if tosca_cases.service_template(preset).endswith('vecpe.yaml'):
-        for node in hot['nodes'].values():
-            for port in node['management_ports'].values():
-                port['rules'] = [r for r in port['rules']
-                                 if r != CONTROL_PORT_RULE]
     return hot, tosca
 
 

@@ -280,7 +280,8 @@ class TestBadMetadata(RuntimeCase):
 
     def test_generator_with_testpmd(self):
         drive = self.drive('pvp-unidir', 'generator')
-        self.edit_node(drive, lambda node: node.update(engine='testpmd'))
+        self.edit_node(drive,
+                       lambda node: fixtures.set_engine(node, 'testpmd'))
         self.fails(drive, 'epa_chain.engine: the generator runs prox only',
                    name='epa-chain-generator')
 
@@ -377,6 +378,14 @@ class TestBringUp(RuntimeCase):
         self.assertEqual('Y', self.kernel.read(NOIOMMU))
         self.assertEqual(('-f', os.path.join(self.run_dir, 'prox.cfg')),
                          self.recorder.events[3][1][1:3])
+        # Parked (the templates' default): PROX waits with its tasks
+        # stopped (-e), its control socket relayed on the management NIC.
+        self.assertIn('-e', self.recorder.events[3][1])
+        relay, = self.relays
+        self.assertEqual(('192.0.2.99', 8474, 'eth0'),
+                         (relay.address, relay.port, relay.interface))
+        self.assertEqual({'address': '192.0.2.99', 'port': 8474,
+                          'interface': 'eth0'}, seen['status']['control'])
         # Stopped: everything given back.
         self.assertEqual('stopped', self.status_file()['state'])
         self.assertEqual({'0000:00:03.0': 'virtio-pci',
@@ -385,6 +394,27 @@ class TestBringUp(RuntimeCase):
         self.assertEqual('0', self.hugepages())
         self.assertFalse(os.path.exists(os.path.join(self.run_dir,
                                                      'bindings.json')))
+
+    def test_a_vnf_running_at_ready_forwards_at_once_without_a_relay(self):
+        drive = self.drive('pvp-bidir', 'vnf1')
+        self.edit_node(drive, lambda node: node.update(
+            tasks_at_ready='running', control_port=None))
+        runtime = self.runtime(drive,
+                               during_watch=lambda: runtime.request_stop())
+        self.assertEqual(0, runtime.run())
+        started = [e[1] for e in self.recorder.events if e[0] == 'start'][0]
+        self.assertNotIn('-e', started)
+        self.assertEqual([], self.relays)
+        self.assertEqual(['EPA-CHAIN READY epa-chain-vnf1 prox'],
+                         self.console_lines())
+
+    def test_a_parked_vnf_without_a_control_port_names_the_field(self):
+        drive = self.drive('pvp-bidir', 'vnf1')
+        self.edit_node(drive, lambda node: node.update(control_port=None))
+        self.assertEqual(1, self.runtime(drive).run())
+        (line,) = self.console_lines()
+        self.assertIn('user_data: epa_chain.control_port: the parked VNF '
+                      'needs a TCP port', line)
 
     def test_engine_failure_undoes_everything(self):
         drive = self.drive('pvp-bidir', 'vnf1')
@@ -401,7 +431,8 @@ class TestBringUp(RuntimeCase):
 
     def test_testpmd_vnf_runs_the_golden_command(self):
         drive = self.drive('pvvp-bidir', 'vnf2')
-        self.edit_node(drive, lambda node: node.update(engine='testpmd'))
+        self.edit_node(drive,
+                       lambda node: fixtures.set_engine(node, 'testpmd'))
         binary = os.path.join(self.tmp, 'dpdk-testpmd')
         with open(binary, 'w') as stream:
             stream.write('#!/bin/sh\n')

@@ -442,7 +442,7 @@ class TestRuntimeOnAHost(boot_tests.RuntimeCase):
                         target)
         self.guest = fakes.FakeGuest(self.root, cpus=cpus_count)
         self.guest.add_nic(*HOST_NIC)
-        self.edit_node(target, lambda data: data.update(engine=engine)
+        self.edit_node(target, lambda data: fixtures.set_engine(data, engine)
                        if data['role'] == 'vnf' else None)
         _, node_cfg = read_node(target)
         self.macs = {name: port.mac for name, port in node_cfg.ports.items()}

@@ -70,8 +70,16 @@ def with_engine(user_data, engine):
     """The user_data Heat writes when vnf_engine is `engine` (VNFs only)."""
     document = yaml.safe_load(user_data)
     if document['epa_chain']['role'] == 'vnf':
-        document['epa_chain']['engine'] = engine
+        set_engine(document['epa_chain'], engine)
     return document
+
+
+def set_engine(config, engine):
+    """A node config (a dict) as Heat writes it for `engine`."""
+    config['engine'] = engine
+    if engine != 'prox':
+        # Only PROX parks its tasks (lib/chain_server.yaml).
+        config.update(tasks_at_ready='running', control_port=None)
 
 
 # ---- Heat side (needs openstack-heat; only the drift test and regen) ------
