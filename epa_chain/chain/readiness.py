@@ -19,16 +19,28 @@ engine runs, or once it gives up (interfaces.md section 4):
     EPA-CHAIN READY <name> <engine>
     EPA-CHAIN FAILED <name>: <reason>
 
+and, just before READY in a guest, where its boot went (seconds since
+the kernel started, vnf_runtime/boot_timeline.py):
+
+    EPA-CHAIN BOOT <name> initramfs_at=S init_at=S runtime_at=S
+        ready_at=S kernel_started=ISO-8601
+
 Whatever waits for nodes reads those consoles with `wait_until_ready`:
 the Tempest plugin through the compute API, the local bed from files.
 """
 
 import dataclasses
+import datetime
 import re
 import time
 
 READY_RE = re.compile(r'EPA-CHAIN READY (?P<name>\S+) (?P<engine>\S+)')
 FAILED_RE = re.compile(r'EPA-CHAIN FAILED (?P<name>[^\s:]+): (?P<reason>.*)')
+BOOT_RE = re.compile(r'EPA-CHAIN BOOT (?P<name>\S+) (?P<fields>.*)')
+BOOT_MOMENTS = ('initramfs_at', 'init_at', 'runtime_at', 'ready_at')
+#: The phases, each ending at a moment of the timeline.
+BOOT_PHASES = (('kernel', 'initramfs_at'), ('initramfs', 'init_at'),
+               ('init', 'runtime_at'), ('runtime', 'ready_at'))
 CONSOLE_TAIL_LINES = 10
 
 
@@ -38,6 +50,66 @@ def ready_line(name, engine):
 
 def failed_line(name, reason):
     return 'EPA-CHAIN FAILED %s: %s' % (name, ' '.join(str(reason).split()))
+
+
+def boot_line(name, timeline):
+    """The console line of a timeline (boot_timeline.read's fields)."""
+    return 'EPA-CHAIN BOOT %s %s' % (name, ' '.join(
+        '%s=%s' % (key, '-' if timeline.get(key) is None else
+                   timeline[key])
+        for key in BOOT_MOMENTS + ('kernel_started',)))
+
+
+def boot_timeline(text, name):
+    """The last boot timeline `name` printed, or None.
+
+    Moments are seconds since the kernel started (None: unknown);
+    kernel_started is the guest's wall clock of that start.
+    """
+    found = None
+    for line in (text or '').splitlines():
+        match = BOOT_RE.search(line)
+        if not match or match.group('name') != name:
+            continue
+        fields = dict(item.partition('=')[::2]
+                      for item in match.group('fields').split())
+        timeline = {'kernel_started': fields.get('kernel_started')}
+        try:
+            for key in BOOT_MOMENTS:
+                value = fields.get(key, '-')
+                timeline[key] = None if value == '-' else float(value)
+        except ValueError:
+            continue            # a garbled line: not a timeline
+        found = timeline
+    return found
+
+
+def boot_phases(timeline, launched_at=None):
+    """Seconds per phase of a timeline, and firmware if the start is known.
+
+    `launched_at`: when the host started the guest (a datetime, e.g.
+    Nova's launched_at); firmware and boot loader are the time from it
+    to the kernel's start, by the guest's clock (seconds apart at most).
+    A phase whose start is unknown is folded into the next one.
+    """
+    phases, previous = {}, 0.0
+    for phase, moment in BOOT_PHASES:
+        at = timeline.get(moment)
+        if at is None:
+            phases[phase] = None
+            continue
+        phases[phase] = round(max(at - previous, 0.0), 2)
+        previous = at
+    phases['firmware'] = None
+    started = timeline.get('kernel_started')
+    if launched_at is not None and started:
+        try:
+            kernel = datetime.datetime.fromisoformat(started)
+            phases['firmware'] = round(max(
+                (kernel - launched_at).total_seconds(), 0.0), 2)
+        except (TypeError, ValueError):
+            pass
+    return phases
 
 
 def console_state(text, name):

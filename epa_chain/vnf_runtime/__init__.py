@@ -29,6 +29,7 @@ package: the images carry nothing else.
 
 __main__         `python3 -m epa_chain.vnf_runtime run`: the entry point.
 boot             the boot sequence: check everything, configure, run.
+boot_timeline    where the guest's boot went, from its own clocks.
 config_drive     finds the config drive and reads the node config.
 guest            host name, management NIC and SSH keys (--manage-guest).
 devices          which NIC is which data port: by MAC, never by order.

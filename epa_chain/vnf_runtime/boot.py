@@ -34,6 +34,7 @@ import threading
 import traceback
 import typing
 
+from epa_chain.vnf_runtime import boot_timeline
 from epa_chain.vnf_runtime import config_drive
 from epa_chain.vnf_runtime import control_relay
 from epa_chain.vnf_runtime import cpus
@@ -218,7 +219,8 @@ class Runtime:
                  relay_factory=control_relay.ControlRelay,
                  address_of=management.interface_address,
                  run=subprocess.run, mounts='/proc/mounts',
-                 unix_sockets=virtio_user.UNIX_SOCKETS, guest_manager=None):
+                 unix_sockets=virtio_user.UNIX_SOCKETS, guest_manager=None,
+                 timeline=boot_timeline.read):
         self.options = options
         self.run_command = run
         self.mounts = mounts
@@ -235,6 +237,7 @@ class Runtime:
         self.relay_factory = relay_factory
         self.address_of = address_of
         self.guest_manager = guest_manager or guest.Manager(run=run)
+        self.timeline = timeline
         self._undo = []
         self._stop = threading.Event()
         self._supervisor = None
@@ -306,6 +309,9 @@ class Runtime:
         control = None
         if prepared.management is not None:
             control = self._relay_control(prepared)
+        if not prepared.virtio_user:
+            # A guest (not a process on a host): where its boot went.
+            self.reporter.boot(node.name, self.timeline())
         self.reporter.ready(node.name, node.engine, pid=self._supervisor.pid,
                             control=control)
         self._ready_once = True

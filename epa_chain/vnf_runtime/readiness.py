@@ -64,6 +64,11 @@ class Reporter:
                     **fields)
         self._console(verdict.ready_line(name, engine))
 
+    def boot(self, name, timeline):
+        """Where the guest's boot went (boot_timeline), before READY."""
+        self.update(boot_timeline=timeline)
+        self._console(verdict.boot_line(name, timeline))
+
     def failed(self, name, reason, **fields):
         self.update(state='failed', name=name, reason=reason, **fields)
         self._console(verdict.failed_line(name, reason))

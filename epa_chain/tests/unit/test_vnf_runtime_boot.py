@@ -39,6 +39,13 @@ from epa_chain.vnf_runtime import readiness
 from epa_chain.vnf_runtime import supervisor
 
 NOIOMMU = 'module/vfio/parameters/enable_unsafe_noiommu_mode'
+# A guest's boot as boot_timeline.read gives it (the host's clocks would
+# give the host's boot).
+TIMELINE = {'initramfs_at': 5.1, 'init_at': 9.2, 'runtime_at': 14.6,
+            'ready_at': 21.4,
+            'kernel_started': '2026-11-28T16:00:00.000+00:00'}
+BOOT_LINE = ('EPA-CHAIN BOOT %s initramfs_at=5.1 init_at=9.2 runtime_at=14.6 '
+             'ready_at=21.4 kernel_started=2026-11-28T16:00:00.000+00:00')
 
 
 class Recorder:
@@ -157,7 +164,8 @@ class RuntimeCase(testtools.TestCase):
             learning_sender=self.recorder.learning,
             supervisor_factory=self.supervisor,
             relay_factory=self._relay, address_of=lambda i: '192.0.2.99',
-            run=self.recorder.run, mounts=self.mounts)
+            run=self.recorder.run, mounts=self.mounts,
+            timeline=lambda: dict(TIMELINE))
 
     def _relay(self, address, port, interface=None, log=None):
         relay = FakeRelay(address, port, interface)
@@ -352,9 +360,12 @@ class TestBringUp(RuntimeCase):
 
         runtime = self.runtime(drive, during_watch=during_watch)
         self.assertEqual(0, runtime.run())
-        # While forwarding: ready, data NICs on vfio-pci, pages reserved.
-        self.assertEqual(['EPA-CHAIN READY epa-chain-vnf1 prox'],
+        # While forwarding: ready, data NICs on vfio-pci, pages reserved;
+        # first where the boot went.
+        self.assertEqual([BOOT_LINE % 'epa-chain-vnf1',
+                          'EPA-CHAIN READY epa-chain-vnf1 prox'],
                          seen['console'])
+        self.assertEqual(TIMELINE, seen['status']['boot_timeline'])
         self.assertEqual('ready', seen['status']['state'])
         self.assertEqual({'0000:00:03.0': 'virtio-pci',
                           '0000:00:04.0': 'vfio-pci',
@@ -405,7 +416,8 @@ class TestBringUp(RuntimeCase):
         started = [e[1] for e in self.recorder.events if e[0] == 'start'][0]
         self.assertNotIn('-e', started)
         self.assertEqual([], self.relays)
-        self.assertEqual(['EPA-CHAIN READY epa-chain-vnf1 prox'],
+        self.assertEqual([BOOT_LINE % 'epa-chain-vnf1',
+                          'EPA-CHAIN READY epa-chain-vnf1 prox'],
                          self.console_lines())
 
     def test_a_parked_vnf_without_a_control_port_names_the_field(self):
@@ -457,6 +469,7 @@ class TestBringUp(RuntimeCase):
         self.assertEqual(0, runtime.run())
         self.assertEqual(['epa-chain: generator layout standard: gen tasks '
                           'on CPU 1,2, lat tasks on CPU 3',
+                          BOOT_LINE % 'epa-chain-generator',
                           'EPA-CHAIN READY epa-chain-generator prox'],
                          self.console_lines())
         self.assertEqual('standard', self.status_file()['generator_layout'])
@@ -483,7 +496,7 @@ class TestInternalError(RuntimeCase):
             self.assertEqual(1, runtime.run())
         self.assertEqual(["EPA-CHAIN FAILED epa-chain-vnf1: internal error: "
                           "KeyError: 'surprise' (traceback in the journal)"],
-                         self.console_lines()[1:])
+                         self.console_lines()[2:])
         self.assertIn('Traceback', stderr.getvalue())
         self.assertEqual(set(['virtio-pci']), set(self.drivers().values()))
         self.assertEqual('0', self.hugepages())
