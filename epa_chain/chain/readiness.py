@@ -160,11 +160,13 @@ def wait_until_ready(nodes, poll, timeout, interval=10.0,
     that exited), and counts only while the console has no verdict.
     `on_ready(node)` is called once per node. NotReadyError on the first
     failure, or when `timeout` seconds pass; the hints (which option to
-    look at) are added to those messages.
+    look at) are added to those messages. Returns {name: the boot
+    timeline the node printed, or None} (boot_timeline).
     """
     deadline = clock() + timeout
     pending = list(nodes)
     consoles = {}
+    timelines = {}
     while True:
         for node in list(pending):
             text, problem = poll(node)
@@ -184,10 +186,11 @@ def wait_until_ready(nodes, poll, timeout, interval=10.0,
                     node.name, detail, node.engine, _hint(engine_hint)),
                     [node])
             pending.remove(node)
+            timelines[node.name] = boot_timeline(text, node.name)
             if on_ready:
                 on_ready(node)
         if not pending:
-            return
+            return timelines
         if clock() >= deadline:
             raise NotReadyError('not ready after %d s%s: %s' % (
                 timeout, _hint(timeout_hint), '; '.join(

@@ -15,7 +15,8 @@
 resolve the stack offline (Heat's refusal stops here, nothing created)
 -> preflight (a cloud that cannot host it stops here, nothing created)
 -> create it -> wait for CREATE_COMPLETE -> wait until every node of the
-resolved stack reports ready -> check every direction forwards -> for
+resolved stack reports ready (keeping where each guest's boot went) ->
+start the parked VNFs' tasks -> check every direction forwards -> for
 each frame size x flow count, run the configured campaign (search, then
 the latency test at a fraction of the NDR) through the in-stack PROX
 generator -> write the results (a case that ended in a generator error
@@ -37,6 +38,7 @@ from epa_chain.cloud import readiness
 from epa_chain.cloud import results
 from epa_chain.cloud import stack as stack_mod
 from epa_chain.cloud import stack_needs
+from epa_chain.cloud import vnf_tasks
 from epa_chain import generators
 from epa_chain.measurement import campaign
 from epa_chain.measurement import hop_loss
@@ -85,8 +87,10 @@ class ChainBenchmark:
     def __init__(self, options, stacks, compute, add_cleanup,
                  generator_factory=None, ready_interval=10.0,
                  clock=time.monotonic, sleep=time.sleep, budget=None,
-                 answers=None, switch=None):
+                 answers=None, switch=None, tasks_factory=vnf_tasks.Tasks):
         self.options = options
+        # vnf_tasks.Tasks of the stack's parked VNFs (a fake in tests).
+        self.tasks_factory = tasks_factory
         self.answers = answers
         # This host's Open vSwitch (ovs_hops: snapshot, live_counters)
         # when the chain may run here: every lossy trial is then split
@@ -107,9 +111,10 @@ class ChainBenchmark:
     def deploy(self, stack_name, chain_length, direction, resolved):
         """Create the stack and wait for it.
 
-        Returns its outputs and where Nova put its servers (placement's
-        record). `resolved` is the stack as stack.resolve saw it: its
-        topology names the nodes to wait for.
+        Returns its outputs and what the results keep of the deployed
+        chain (`cloud`: where Nova put its servers, where each guest's boot
+        went, the EPA audit). `resolved` is the stack as stack.resolve saw
+        it: its topology names the nodes to wait for.
         """
         args = stack_mod.build_create_args(stack_name, self.options,
                                            chain_length, direction)
@@ -132,12 +137,16 @@ class ChainBenchmark:
             {server['name']: server for server in shown.values()},
             resolved.parameters)
         LOG.info('Placement: %s', placement.describe(where))
-        readiness.wait_until_ready(nodes, self.compute,
-                                   self.options.vnf_ready_timeout,
-                                   interval=self.ready_interval,
-                                   clock=self.clock, sleep=self.sleep)
-        audit = self.audit(stack_name, sorted(shown))
-        return outputs, where, audit
+        timelines = readiness.wait_until_ready(
+            nodes, self.compute, self.options.vnf_ready_timeout,
+            interval=self.ready_interval, clock=self.clock, sleep=self.sleep)
+        boot = readiness.boot_record(timelines, {
+            server['name']: server for server in shown.values()})
+        for line in readiness.describe_boot(boot):
+            LOG.info('Boot: %s', line)
+        cloud = {'placement': where, 'boot': boot,
+                 'epa_audit': self.audit(stack_name, sorted(shown))}
+        return outputs, cloud
 
     def audit(self, stack_name, server_ids):
         """The EPA audit of the booted chain, for every results file.
@@ -183,12 +192,13 @@ class ChainBenchmark:
                                  % preflight.table(findings))
         LOG.info('Preflight:\n%s', preflight.table(findings))
 
-    def measure(self, outputs, chain_length, direction, where=None,
-                audit=None):
+    def measure(self, outputs, chain_length, direction, cloud=None):
         """Hop check, then every campaign; return the files written.
 
-        `where` (placement's record) and `audit` (the EPA audit's
-        document), both from deploy, go into every result.
+        `cloud` (deploy's record of the chain: placement, boot, EPA
+        audit) goes into every result, with the hop check and which VNF
+        tasks ran when: the parked VNFs' tasks run from the hop check to
+        the last case, and are parked again however it ends.
         """
         endpoint = outputs.get('generator_control_endpoint')
         if not endpoint or not endpoint.get('host'):
@@ -199,18 +209,20 @@ class ChainBenchmark:
                                         chain_length, direction)
         written, failed, not_run, missed = [], [], [], []
         options = self.options
-        with self.generator_factory(endpoint) as generator:
+        tasks = self.tasks_factory(vnf_tasks.endpoints(outputs))
+        cloud = dict(cloud or {})
+        with self.generator_factory(endpoint) as generator, \
+                vnf_tasks.running(tasks):
             checked = hop_check.check(
                 generator, direction, outputs,
                 load_fraction=options.hop_check_load_fraction,
                 max_loss_ratio=options.hop_check_max_loss_ratio,
                 attempts=options.hop_check_attempts, sleep=self.sleep)
-            cloud = {'hop_check': hop_check.record(
+            cloud.update(hop_check=hop_check.record(
                 checked, options.hop_check_load_fraction,
                 options.hop_check_max_loss_ratio,
-                options.hop_check_attempts), 'placement': where}
-            if audit is not None:
-                cloud['epa_audit'] = audit
+                options.hop_check_attempts),
+                vnf_tasks=vnf_tasks.record(tasks))
             counting = self.loss_split(generator, outputs, direction)
             for frame_size in options.campaign.frame_sizes:
                 for flows in options.campaign.flow_counts:
@@ -300,6 +312,6 @@ class ChainBenchmark:
         self.budget.check(self.options, direction)
         resolved = stack_mod.resolve(stack_name, self.options, chain_length,
                                      direction)
-        outputs, where, audit = self.deploy(stack_name, chain_length,
-                                            direction, resolved)
-        return self.measure(outputs, chain_length, direction, where, audit)
+        outputs, cloud = self.deploy(stack_name, chain_length, direction,
+                                     resolved)
+        return self.measure(outputs, chain_length, direction, cloud)

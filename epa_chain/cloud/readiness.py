@@ -19,6 +19,7 @@ compute API with the wait the local bed uses too.
 """
 
 import dataclasses
+import datetime
 import logging
 import time
 
@@ -72,7 +73,7 @@ def wait_until_ready(nodes, compute, timeout, interval=10.0,
 
     `compute` provides server_status(server_id) -> (status, fault) and
     console_output(server_id) -> str, raising ConsoleUnavailable while
-    the server has none yet.
+    the server has none yet. Returns {name: boot timeline or None}.
     """
     def poll(node):
         status, fault = compute.server_status(node.server_id)
@@ -86,9 +87,61 @@ def wait_until_ready(nodes, compute, timeout, interval=10.0,
             # Shown as the console's tail if the wait times out.
             return '(no console output yet: %s)' % exc, None
 
-    node_readiness.wait_until_ready(
+    return node_readiness.wait_until_ready(
         nodes, poll, timeout, interval=interval, clock=clock, sleep=sleep,
         on_ready=lambda node: LOG.info('%s ready (%s)', node.name,
                                        node.engine),
         engine_hint='([epa_chain] vnf_engine, or the image\'s runtime)',
         timeout_hint='([epa_chain] vnf_ready_timeout)')
+
+
+LAUNCHED_AT = 'OS-SRV-USG:launched_at'
+
+
+def _launched(server):
+    """When Nova started the server (its launched_at, UTC), or None."""
+    value = (server or {}).get(LAUNCHED_AT)
+    if not isinstance(value, str) or not value:
+        return None
+    try:
+        when = datetime.datetime.fromisoformat(value)
+    except ValueError:
+        return None
+    return when if when.tzinfo else when.replace(
+        tzinfo=datetime.timezone.utc)
+
+
+def boot_record(timelines, servers):
+    """{name: seconds per boot phase} of the nodes that printed a timeline.
+
+    `servers` are {name: the server as the compute API shows it}: its
+    launched_at gives the firmware phase (before the guest's kernel). The
+    phases add up to `ready_s`, the seconds from the guest's start to its
+    READY (from its kernel's start where launched_at is unknown).
+    """
+    record = {}
+    for name, timeline in sorted((timelines or {}).items()):
+        if not timeline:
+            continue
+        phases = node_readiness.boot_phases(
+            timeline, _launched(servers.get(name)))
+        phases['ready_s'] = round(sum(v for v in phases.values()
+                                      if v is not None), 2)
+        record[name] = phases
+    return record
+
+
+def describe_boot(record):
+    """One line per guest: where its seconds went."""
+    order = ('firmware',) + tuple(p for p, _ in node_readiness.BOOT_PHASES)
+
+    def seconds(value):
+        return '?' if value is None else '%.1f' % value
+
+    lines = []
+    for name, phases in sorted(record.items()):
+        lines.append('%s READY %.1f s after its start: %s' % (
+            name, phases['ready_s'], ', '.join(
+                '%s %s' % (phase, seconds(phases[phase]))
+                for phase in order)))
+    return lines

@@ -59,7 +59,9 @@ def add_arguments(parser):
                              'from this host\'s Open vSwitch counters, '
                              'along the path that `epa-chain prove --json '
                              'PROOF` counted (run it on the compute host, '
-                             'as root)')
+                             'as root); the chain\'s parked VNFs (the '
+                             'proof\'s vnf_control_endpoints) run their '
+                             'tasks for the measurement only')
     parser.add_argument('--tables', action='store_true',
                         help='print the report tables when done')
     parser.add_argument('-q', '--quiet', action='store_true',
@@ -80,6 +82,8 @@ class Request:
     prox_endpoint: typing.Optional[str] = None
     #: {direction: (hop_loss.Hop, ...)} of --loss-by-hop, or None
     loss_paths: typing.Any = None
+    #: the proven chain's parked VNFs (vnf_tasks.Endpoint, ...)
+    vnf_endpoints: typing.Tuple[typing.Any, ...] = ()
 
 
 # Moved to commands/_arguments.py (shared with `epa-chain local`), kept
@@ -143,21 +147,27 @@ def _request(args):
     outputs.check_file(args.json, '--json', allow_stdout=True)
     if plan.results_dir is not None:
         outputs.check_directory(plan.results_dir, '--results-dir')
-    loss_paths = None
+    loss_paths, vnf_endpoints = None, ()
     if args.loss_by_hop is not None:
-        loss_paths = _loss_paths(args.loss_by_hop, plan.directions)
+        loss_paths, vnf_endpoints = _proven_chain(args.loss_by_hop,
+                                                  plan.directions)
     return Request(generator=args.generator, options=options, campaign=plan,
                    json=args.json, tables=args.tables, quiet=args.quiet,
-                   prox_endpoint=args.prox_endpoint, loss_paths=loss_paths)
+                   prox_endpoint=args.prox_endpoint, loss_paths=loss_paths,
+                   vnf_endpoints=vnf_endpoints)
 
 
 PROOF_FIX = ('give the --json file of `epa-chain prove` (run without '
              '--no-ovs) for the stack measured')
 
 
-def _loss_paths(path, directions):
-    """The hops of each measured direction, from a proof file."""
+def _proven_chain(path, directions):
+    """The hops of each measured direction, and the parked VNFs.
+
+    From a proof file; ValueError naming the option and the field.
+    """
     from epa_chain.cloud import ovs_hops
+    from epa_chain.cloud import vnf_tasks
     from epa_chain.commands import prove
     from epa_chain.measurement import results
 
@@ -183,7 +193,12 @@ def _loss_paths(path, directions):
     if missing:
         raise ValueError('%s: no hop counts for the %s direction; %s' % (
             option, ', '.join(missing), PROOF_FIX))
-    return paths
+    try:
+        parked = vnf_tasks.endpoints(proof)
+    except (TypeError, ValueError, AttributeError) as error:
+        raise ValueError('%s: vnf_control_endpoints is not what prove '
+                         'writes (%s); %s' % (option, error, PROOF_FIX))
+    return paths, parked
 
 
 def run(args):
@@ -242,9 +257,13 @@ def _measure(request, generator):
     from epa_chain.measurement import report
     from epa_chain.measurement import results
 
+    from epa_chain.cloud import vnf_tasks
+
     progress = None if request.quiet else _progress
     if request.loss_paths is not None:
         generator = _counting(generator, request.loss_paths)
+    tasks = vnf_tasks.Tasks(request.vnf_endpoints,
+                            log=progress or (lambda line: None))
     with generator:
         if request.loss_paths is not None:
             absent = _absent_ports(request.loss_paths)
@@ -258,7 +277,16 @@ def _measure(request, generator):
             _error('--prox-endpoint %s: %s; nothing measured'
                    % (request.prox_endpoint, unreachable))
             return 1
-        document = campaign.run(generator, request.campaign, progress)
+        try:
+            with vnf_tasks.running(tasks):
+                document = campaign.run(generator, request.campaign,
+                                        progress)
+        except vnf_tasks.TasksError as error:
+            _error('--loss-by-hop: %s; nothing measured' % error)
+            return 1
+    if tasks.endpoints:
+        document.setdefault('cloud', {})['vnf_tasks'] = vnf_tasks.record(
+            tasks)
     if request.json == outputs.STDOUT:
         sys.stdout.write(results.to_text(document))
     else:

@@ -16,9 +16,10 @@ For a stack made with `openstack stack create -t templates/chain.yaml`:
 puts what Heat holds for it (template, environment, files) through the
 one resolve-and-check (validation/check.py) to learn its nodes and say
 what the NFV rules find, waits until every server's console says
-EPA-CHAIN READY, then sends a low-rate trial per direction through the
-stack's generator (its PROX control endpoint) and checks that the
-frames came back. On the compute
+EPA-CHAIN READY (keeping where each guest's boot went), starts the
+parked VNFs' tasks (vnf_control_endpoints), then sends a low-rate trial
+per direction through the stack's generator (its PROX control endpoint)
+and checks that the frames came back, and parks the tasks again. On the compute
 host (all-in-one clouds) it also reads each hop's Open vSwitch counters:
 the generator's port sent the frames, each VNF's ingress port was
 delivered them and its egress port sent them on. Uses the `openstack`
@@ -55,6 +56,7 @@ from epa_chain.cloud import openstack_cli
 from epa_chain.cloud import ovs_hops
 from epa_chain.cloud import placement
 from epa_chain.cloud import readiness
+from epa_chain.cloud import vnf_tasks
 from epa_chain.commands import _arguments
 from epa_chain.measurement import trial
 from epa_chain import outputs
@@ -257,12 +259,17 @@ def _expected_nodes(shown, stack, outputs, parameters, checked):
                                           key=lambda item: item[1])]
 
 
-def _wait_ready(cli, nodes, timeout):
+def _wait_ready(cli, nodes, timeout, shown, proof):
+    """Wait for every READY; record how long, and each guest's boot."""
     started = time.monotonic()
     _say('waiting for EPA-CHAIN READY from %s' % ', '.join(
         '%s (%s)' % (node.name, node.engine) for node in nodes))
-    readiness.wait_until_ready(nodes, cli, timeout, interval=10.0)
-    return round(time.monotonic() - started, 1)
+    timelines = readiness.wait_until_ready(nodes, cli, timeout, interval=5.0)
+    proof['ready_after_s'] = round(time.monotonic() - started, 1)
+    proof['boot'] = readiness.boot_record(timelines, {
+        server['name']: server for server in shown.values()})
+    for line in readiness.describe_boot(proof['boot']):
+        _say('boot: ' + line)
 
 
 def _hop_counter(direction, hops, max_loss_ratio, seen):
@@ -339,13 +346,20 @@ def run(args):
             {server['name']: server for server in shown.values()},
             stack.parameters)
         _say('placement: %s' % placement.describe(proof['placement']))
-        proof['ready_after_s'] = _wait_ready(cli, nodes, args.ready_timeout)
+        _wait_ready(cli, nodes, args.ready_timeout, shown, proof)
         _say('every server is ready; generator at %s:%s'
              % (endpoint['host'], endpoint['port']))
         directions = chain_directions.parse(
             'bi' if stack_outputs.get('reverse_chain') else 'uni')
         proof['directions'] = []
-        with benchmark.prox_generator(endpoint) as generator:
+        parked = vnf_tasks.endpoints(stack_outputs)
+        # measure --loss-by-hop starts them again from the proof.
+        proof['vnf_control_endpoints'] = {
+            e.node: {'host': e.host, 'port': e.port} for e in parked}
+        tasks = vnf_tasks.Tasks(parked, log=_say)
+        with benchmark.prox_generator(endpoint) as generator, \
+                vnf_tasks.running(tasks):
+            proof['vnf_tasks'] = vnf_tasks.record(tasks)
             for direction in directions:
                 _prove_direction(generator, direction, stack_outputs, args,
                                  proof)
@@ -356,7 +370,8 @@ def run(args):
         proof['proven'] = True
     except (openstack_cli.CLIError, node_readiness.NotReadyError,
             benchmark.BenchmarkError, hop_check.HopCheckError,
-            ovs_hops.OVSError, trial.GeneratorError, OSError) as exc:
+            ovs_hops.OVSError, trial.GeneratorError, vnf_tasks.TasksError,
+            OSError) as exc:
         proof['error'] = str(exc)
         _say('epa-chain prove: %s' % _one_line(exc))
     if args.json is not None:

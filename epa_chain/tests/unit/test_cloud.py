@@ -968,6 +968,55 @@ class BenchmarkFlowTest(testtools.TestCase):
         while self.cleanups:
             self.cleanups.pop()()
 
+    def test_parked_vnfs_run_from_the_hop_check_to_the_last_case(self):
+        from epa_chain.cloud import vnf_tasks
+        self.record_campaigns()
+        self.heat.outputs = as_outputs(dict(
+            CHAIN_OUTPUTS, vnf_control_endpoints={
+                'vnf1': {'host': '10.0.0.6', 'port': 8474}}))
+        boot = ('EPA-CHAIN BOOT s-vnf1 initramfs_at=5.1 init_at=9.2 '
+                'runtime_at=14.6 ready_at=21.4 '
+                'kernel_started=2026-11-28T16:00:08.600+00:00\n')
+        self.compute.consoles['id-vnf1'] = [
+            boot + console_ready('s-vnf1', 'prox')]
+        seen = []
+        test = self
+
+        class Prox:
+            def __init__(self, host, port):
+                self.endpoint = (host, port)
+
+            def __enter__(self):
+                return self
+
+            def __exit__(self, *_):
+                pass
+
+            def start(self):
+                # Before any frame: the hop check has not sent yet.
+                seen.append(('start', self.endpoint,
+                             len(test.generator.specs), len(test.plans)))
+
+            def stop(self):
+                seen.append(('stop', self.endpoint,
+                             len(test.generator.specs), len(test.plans)))
+
+        run = self.benchmark.ChainBenchmark(
+            self.options, self.stacks, self.compute, self.cleanups.append,
+            generator_factory=self.generator_factory, ready_interval=1,
+            clock=self.clock, sleep=self.clock.sleep,
+            tasks_factory=lambda found: vnf_tasks.Tasks(
+                found, client_factory=Prox))
+        resolved = stack.resolve('s', self.options, 1, BI)
+        outputs, cloud = run.deploy('s', 1, BI, resolved)
+        self.assertEqual(6.8, cloud['boot']['s-vnf1']['runtime'])
+        self.assertNotIn('s-generator', cloud['boot'])
+        run.measure(outputs, 1, BI, cloud)
+        hop_trials = len(self.generator.specs)
+        self.assertEqual([('start', ('10.0.0.6', 8474), 0, 0),
+                          ('stop', ('10.0.0.6', 8474), hop_trials, 4)],
+                         seen)
+
     def test_whole_flow_on_the_model(self):
         # The model generator (a simulated SUT with a known NDR, virtual
         # clock) behind the fake cloud: real campaigns, reports and files.

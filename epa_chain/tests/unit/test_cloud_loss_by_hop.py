@@ -18,6 +18,7 @@ the external tester.
 
 import subprocess
 
+import fixtures
 import testtools
 
 from epa_chain.cloud import ovs_hops
@@ -193,3 +194,95 @@ class TestLiveCounters(testtools.TestCase):
             raise ovs_hops.OVSError('ovs-vsctl not found')
         self.assertEqual('ovs-vsctl not found',
                          measure._absent_ports(paths, unreadable))
+
+
+class TestParkedVnfsOfTheProof(testtools.TestCase):
+    """The proof names the chain's parked VNFs: measure runs their tasks."""
+
+    def _proof(self, **fields):
+        import json
+        import os
+
+        from epa_chain.commands import prove
+
+        tmp = self.useFixture(fixtures.TempDir()).path
+        path = os.path.join(tmp, 'proof.json')
+        with open(path, 'w') as stream:
+            json.dump(dict({'schema': prove.PROOF_SCHEMA, 'proven': True,
+                            'directions': IN_STACK_PROOF}, **fields),
+                      stream)
+        return path
+
+    def test_the_endpoints_come_with_the_path(self):
+        paths, parked = measure._proven_chain(self._proof(
+            vnf_control_endpoints={'vnf1': {'host': '10.0.0.6',
+                                            'port': 8474}}), ('forward',))
+        self.assertEqual(['forward'], sorted(paths))
+        self.assertEqual([('vnf1', '10.0.0.6', 8474)],
+                         [(e.node, e.host, e.port) for e in parked])
+        self.assertEqual((), measure._proven_chain(
+            self._proof(), ('forward',))[1])
+
+    def test_garbled_endpoints_name_the_field(self):
+        error = self.assertRaises(
+            ValueError, measure._proven_chain, self._proof(
+                vnf_control_endpoints={'vnf1': {'host': 'h',
+                                                'port': 'x'}}),
+            ('forward',))
+        self.assertIn('vnf_control_endpoints is not what prove writes',
+                      str(error))
+
+    def test_tasks_run_for_the_campaign_only(self):
+        import dataclasses
+
+        from epa_chain.cloud import vnf_tasks
+        from epa_chain import generators
+        from epa_chain.tests.unit import prox_replay
+
+        transcript = prox_replay.Transcript()
+        server = prox_replay.ReplayServer(
+            lambda line: prox_replay.Reply()
+            if line in ('start all', 'stop all') else None,
+            transcript.version_reply)
+        tmp = self.useFixture(fixtures.TempDir()).path
+        with server:
+            args = measure_parser().parse_args([
+                '--generator', 'model', '--frame-sizes', '64',
+                '--method', 'rfc2544', '--trial-duration', '1',
+                '--json', tmp + '/out.json', '-q'])
+            # What --loss-by-hop takes from a proof, without the switch.
+            request = dataclasses.replace(
+                measure._request(args), vnf_endpoints=(vnf_tasks.Endpoint(
+                    'vnf1', '127.0.0.1', server.port),))
+            seen = []
+            model = generators.create(request.generator, **request.options)
+            real = model.run_trial
+
+            def trial(spec):
+                seen.append(list(server.received))
+                return real(spec)
+
+            model.run_trial = trial
+            self.assertEqual(0, measure._measure(request, model))
+        commands = [c for c in server.received if c != 'version']
+        self.assertEqual(['start all', 'stop all'], commands)
+        # Every trial ran with the tasks started and not yet parked.
+        self.assertTrue(seen)
+        for received in seen:
+            self.assertIn('start all', received)
+            self.assertNotIn('stop all', received)
+        import json
+        with open(tmp + '/out.json') as stream:
+            document = json.load(stream)
+        self.assertEqual(['started', 'parked'], [
+            e['action'] for e in document['cloud']['vnf_tasks']['events']])
+        from epa_chain.measurement import results
+        results.validate(document, 'out.json')
+
+
+def measure_parser():
+    import argparse
+
+    parser = argparse.ArgumentParser()
+    measure.add_arguments(parser)
+    return parser
