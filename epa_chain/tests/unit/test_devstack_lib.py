@@ -455,6 +455,68 @@ class ShellLibraryTest(testtools.TestCase):
             upload + 'epa-chain-generator',
         ], lines)
 
+    def test_the_builds_kernel_and_initrd_are_booted_directly(self):
+        # A build that writes the boot files beside the image, as
+        # vnf_images/ does; the client answers an image id for -c id.
+        bin_dir = os.path.join(self.tmp, 'bin')
+        os.makedirs(bin_dir)
+        calls = os.path.join(self.tmp, 'calls')
+        cmdline = 'root=LABEL=cloudimg-rootfs ro console=ttyS0,115200'
+        scripts = {
+            'build-vnf': 'while getopts o:n: f; do case $f in o) d=$OPTARG;;'
+                         ' n) n=$OPTARG;; esac; done; '
+                         'for e in qcow2 vmlinuz initrd; do echo x > '
+                         '"$d/$n.$e"; done; echo "%s" > "$d/$n.cmdline"'
+                         % cmdline,
+            'openstack': 'echo "openstack $*" >> %s; '
+                         '[[ " $* " == *" -c id "* ]] && echo "id-${@: -1}"; '
+                         'true' % calls,
+        }
+        for name, body in scripts.items():
+            path = os.path.join(bin_dir, name)
+            with open(path, 'w') as f:
+                f.write('#!/bin/bash\n%s\n' % body)
+            os.chmod(path, 0o755)
+        images = os.path.join(self.tmp, 'images')
+        self.output(
+            'epa_chain_install_image_builder() { :; }; '
+            'epa_chain_upload_images',
+            PATH=bin_dir + os.pathsep + os.environ['PATH'],
+            EPA_CHAIN_BUILD_IMAGES='True', EPA_CHAIN_IMAGE_DIR=images,
+            EPA_CHAIN_VNF_IMAGE_BUILD_CMD=os.path.join(bin_dir, 'build-vnf'),
+            EPA_CHAIN_GENERATOR_IMAGE_BUILD_CMD='',
+            EPA_CHAIN_IMAGE_PROPERTIES='img_config_drive=mandatory')
+        with open(calls) as f:
+            lines = f.read().splitlines()
+        base = os.path.join(images, 'epa-chain-vnf')
+        self.assertIn('openstack --os-cloud devstack-admin image create '
+                      '--public --disk-format aki --container-format aki '
+                      '--file %s.vmlinuz -f value -c id epa-chain-vnf-kernel'
+                      % base, lines)
+        self.assertIn('openstack --os-cloud devstack-admin image create '
+                      '--public --disk-format ari --container-format ari '
+                      '--file %s.initrd -f value -c id epa-chain-vnf-ramdisk'
+                      % base, lines)
+        root = [line for line in lines if line.endswith(' epa-chain-vnf')]
+        self.assertEqual(1, len(root), lines)
+        self.assertIn('--property kernel_id=id-epa-chain-vnf-kernel '
+                      '--property ramdisk_id=id-epa-chain-vnf-ramdisk '
+                      '--property os_command_line=%s' % cmdline, root[0])
+        # Off: the disk (GRUB) boot, and no kernel image uploaded.
+        os.remove(calls)
+        self.output(
+            'epa_chain_install_image_builder() { :; }; '
+            'epa_chain_upload_images',
+            PATH=bin_dir + os.pathsep + os.environ['PATH'],
+            EPA_CHAIN_BUILD_IMAGES='True', EPA_CHAIN_IMAGE_DIR=images,
+            EPA_CHAIN_VNF_IMAGE_BUILD_CMD=os.path.join(bin_dir, 'build-vnf'),
+            EPA_CHAIN_GENERATOR_IMAGE_BUILD_CMD='',
+            EPA_CHAIN_DIRECT_KERNEL_BOOT='False')
+        with open(calls) as f:
+            text = f.read()
+        self.assertNotIn('aki', text)
+        self.assertNotIn('kernel_id', text)
+
     def test_missing_build_command_is_named(self):
         stderr = self.error(
             'install_package() { :; }; pip_install() { :; }; '

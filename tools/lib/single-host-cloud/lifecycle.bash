@@ -157,7 +157,9 @@ function images_up {
     _step "uploading the images"
     for role in vnf generator; do
         name=EPA_CHAIN_${role^^}_IMAGE_NAME
-        os_openstack image delete "${!name}" > /dev/null 2>&1 || true
+        # With the kernel and initrd its direct boot uploaded beside it.
+        os_openstack image delete "${!name}" "${!name}-kernel" \
+            "${!name}-ramdisk" > /dev/null 2>&1 || true
     done
     epa_chain_upload_images > /dev/null
     for role in vnf generator; do
