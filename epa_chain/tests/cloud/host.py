@@ -140,3 +140,41 @@ def process_users(name):
     done = subprocess.run(['ps', '-C', name, '-o', 'user='],
                           stdout=subprocess.PIPE, text=True)
     return sorted(set(done.stdout.split()))
+
+
+def qemu_pids(proc='/proc'):
+    """{libvirt domain name: pid} of the QEMU processes on this host."""
+    found = {}
+    for pid in filter(str.isdigit, os.listdir(proc)):
+        try:
+            with open(os.path.join(proc, pid, 'cmdline'), 'rb') as stream:
+                argv = stream.read().split(b'\0')
+        except OSError:
+            continue
+        if not argv or b'qemu-system' not in argv[0]:
+            continue
+        for index, word in enumerate(argv[:-1]):
+            if word == b'-name':
+                # guest=instance-00000001,debug-threads=on
+                for part in argv[index + 1].decode().split(','):
+                    name = part.split('=', 1)[-1]
+                    if part.startswith('guest=') or '=' not in part:
+                        found[name] = int(pid)
+                        break
+    return found
+
+
+def cpu_share(pids, seconds=10.0, proc='/proc'):
+    """{pid: share of one host CPU} each process used over `seconds`."""
+    def used(pid):
+        with open(os.path.join(proc, str(pid), 'stat')) as stream:
+            fields = stream.read().rsplit(')', 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf(
+            'SC_CLK_TCK')
+
+    before = {pid: used(pid) for pid in pids}
+    started = time.monotonic()
+    time.sleep(seconds)
+    elapsed = time.monotonic() - started
+    return {pid: round((used(pid) - before[pid]) / elapsed, 3)
+            for pid in pids}

@@ -58,6 +58,7 @@ import time
 import unittest
 
 from epa_chain.cloud import placement
+from epa_chain.cloud import readiness
 from epa_chain.measurement import readers as measurement_readers
 from epa_chain.measurement import results as measurement_results
 from epa_chain.tests.cloud import host
@@ -106,6 +107,11 @@ SMALL_HOST = os.path.join(repo.TEMPLATES, 'environments', 'small-host.yaml')
 INTRA_NODE = os.path.join(repo.TEMPLATES, 'environments', 'intra-node.yaml')
 INTER_NODE = os.path.join(repo.TEMPLATES, 'environments', 'inter-node.yaml')
 READY_TIMEOUT = int(os.environ.get('EPA_CHAIN_CLOUD_READY_TIMEOUT', '1200'))
+# What a stack's guests should take, create to the last READY, on this
+# host (issue 30); a slower stack is said in the log, not failed: TCG on
+# two shared cores is noisy.
+READY_GOAL_S = 150
+PVVP = os.path.join(repo.TEMPLATES, 'presets', 'pvvp-bidir.yaml')
 # A low-rate trial: the generator under QEMU's TCG offers about 1,450
 # frames/s at most beside one VNF, not millions, and fell short of 744
 # (0.005 % of 10 GbE) beside three; 0.002 % is 298 frames/s at 64 bytes,
@@ -118,16 +124,17 @@ PROOF_ATTEMPTS = '5'
 # What the openstack client prints when heat-api drops its connection.
 LOST_CONNECTION = 'Unable to establish connection to'
 # The Tempest scenarios, serially, each under Tempest's test timeout:
-# both 1-VNF directions. The longer chains run the same code with more
-# guests, which boot for minutes under TCG: a CI run of 9c2493b needed
-# 18 minutes for the 3-VNF one and 95 in all. Seed 000's 3-VNF chain both
-# ways is created, proven, audited and measured above (its tester on the
-# host); the 2- and 3-VNF scenarios run by hand (single-host-cloud.rst).
-# The ceiling, rate tolerance and hop-check load tools/single-host-cloud
-# tempest chose for this host are read back from the workspace's
-# tempest.conf, not repeated here.
+# one VNF both ways, two and three VNFs bidirectional (every chain
+# length). Before the images' boot was cut (diskimage-elements/
+# epa-chain-lean-boot) and their VNFs parked until measured, the 3-VNF
+# one alone took 18 minutes of guest boots under TCG, and only the 1-VNF
+# ones fitted CI. The ceiling, rate tolerance and hop-check load
+# tools/single-host-cloud tempest chose for this host are read back from
+# the workspace's tempest.conf, not repeated here.
 TEMPEST_SCENARIOS = {'test_chain_1vnf_unidirectional': (1, 'unidirectional'),
-                     'test_chain_1vnf_bidirectional': (1, 'bidirectional')}
+                     'test_chain_1vnf_bidirectional': (1, 'bidirectional'),
+                     'test_chain_2vnf_bidirectional': (2, 'bidirectional'),
+                     'test_chain_3vnf_bidirectional': (3, 'bidirectional')}
 TEMPEST_REGEX = r'epa_chain_tempest_plugin\.tests\.scenario\..*(%s)' % (
     '|'.join(sorted(TEMPEST_SCENARIOS)))
 TEMPEST_TEST_TIMEOUT = 2400
@@ -485,6 +492,30 @@ class SingleHostCloudTest(unittest.TestCase):
         self.assertEqual(0, deleted.returncode, deleted.stdout[-3000:])
         self._assert_nothing_left()
 
+    def _ready_timing(self, name, create_s, proof):
+        """Create to the last READY, and where each guest's boot went."""
+        ready_s = round(create_s + proof['ready_after_s'])
+        self.timings['%s_ready_s' % name] = ready_s
+        _log('%s: guests READY %d s after the create began%s' % (
+            name, ready_s, '' if ready_s <= READY_GOAL_S else
+            ' (over the %d s goal)' % READY_GOAL_S))
+        for line in readiness.describe_boot(proof.get('boot') or {}):
+            _log('%s boot: %s' % (name, line))
+        # Every guest printed its timeline; parked VNFs were started for
+        # the proof and parked again.
+        self.assertEqual(sorted(proof['servers']), sorted(proof['boot']))
+        for phases in proof['boot'].values():
+            self.assertGreater(phases['ready_s'], 0, phases)
+        tasks = proof['vnf_tasks']
+        vnfs = [name for name in proof['servers'] if '-vnf' in name]
+        self.assertEqual(len(vnfs), len(tasks['parked_at_ready']), tasks)
+        self.assertEqual(
+            ['started'] * len(tasks['parked_at_ready']) +
+            ['parked'] * len(tasks['parked_at_ready']),
+            [event['action'] for event in tasks['events']])
+        self.assertEqual([None] * len(tasks['events']),
+                         [event['error'] for event in tasks['events']])
+
     def _audit(self, stack, servers):
         """`epa-chain audit`: what small-host.yaml asked, each given."""
         audited = os.path.join(os.environ.get('TMPDIR', '/tmp'),
@@ -542,6 +573,7 @@ class SingleHostCloudTest(unittest.TestCase):
         # What the readiness budget is sized from: three TCG guests
         # booting on two CPUs.
         self.timings['ready_after_s'] = proof['ready_after_s']
+        self._ready_timing('vecpe', self.timings['stack_create_s'], proof)
         self.assertEqual(['forward', 'reverse'],
                          [d['direction'] for d in proof['directions']])
         ends = {'forward': TESTER_MACS, 'reverse': TESTER_MACS[::-1]}
@@ -588,6 +620,10 @@ class SingleHostCloudTest(unittest.TestCase):
         document = measurement_results.load(results_file)
         (case,) = document['cases']
         self.assertIsNone(case['error'])
+        # The proof's parked VNFs ran their tasks for the campaign only.
+        self.assertEqual(['started'] * VECPE_VNFS + ['parked'] * VECPE_VNFS,
+                         [event['action'] for event in document['cloud'][
+                             'vnf_tasks']['events']])
         # The tester's frames carry the provider VLAN's tag, and its
         # histogram the stack's bucket width.
         layout = document['generator']['layout']
@@ -680,6 +716,70 @@ class SingleHostCloudTest(unittest.TestCase):
         self.assertEqual(0, deleted.returncode, deleted.stdout[-3000:])
         self._assert_nothing_left()
 
+    def test_1_pvvp_created_and_proven(self):
+        # Two VNFs and the in-stack generator: four guests booting at once.
+        stack = STACK + '-pvvp'
+        proof_file = os.path.join(os.environ.get('TMPDIR', '/tmp'),
+                                  'epa-chain-cloud-pvvp-proof.json')
+        try:
+            started = time.monotonic()
+            created = _run(['openstack', '--os-cloud', CLOUD, 'stack',
+                            'create', '-t', repo.CHAIN, '-e', PVVP,
+                            '-e', SMALL_HOST, '--wait', stack],
+                           check=False, timeout=1800)
+            self.timings['pvvp_create_s'] = round(time.monotonic() - started)
+            self.assertEqual(0, created.returncode, created.stdout[-4000:])
+            started = time.monotonic()
+            proved = _run([sys.executable, '-m', 'epa_chain.cli', 'prove',
+                           '--os-cloud', CLOUD, stack, '--ready-timeout',
+                           str(READY_TIMEOUT), '--load-fraction',
+                           PROOF_LOAD_FRACTION, '--attempts', PROOF_ATTEMPTS,
+                           '--json', proof_file], check=False,
+                          timeout=READY_TIMEOUT + 600)
+            self.timings['pvvp_prove_s'] = round(time.monotonic() - started)
+            _log(proved.stdout[-3000:])
+            with open(proof_file) as stream:
+                proof = json.load(stream)
+            self.assertTrue(proof['proven'], proof.get('error'))
+            self.assertEqual(0, proved.returncode, proved.stdout[-3000:])
+            self._ready_timing('pvvp', self.timings['pvvp_create_s'], proof)
+            self.assertEqual(3, len(proof['servers']), proof['servers'])
+            self._parked_vnfs_idle(stack)
+            for direction in proof['directions']:
+                # generator out, each VNF in and out, generator in
+                self.assertEqual(6, len(direction['hop_counts']),
+                                 direction['hops'])
+                for hop in direction['hop_counts']:
+                    self.assertGreaterEqual(
+                        hop['frames'], direction['tx_frames'] * 0.99, hop)
+        finally:
+            deleted = self._delete_stack(stack)
+        self.assertEqual(0, deleted.returncode, deleted.stdout[-3000:])
+        self._assert_nothing_left()
+
+    def _parked_vnfs_idle(self, stack):
+        """READY VNFs whose tasks are parked leave the host's CPUs alone.
+
+        Polling, a VNF's PROX takes a whole host CPU (91-117 % measured
+        here); parked, a few per cent. Sampled over 10 s after prove
+        parked them again; the bound leaves room for TCG's noise.
+        """
+        pids = host.qemu_pids()
+        vnfs = {}
+        for server in _openstack_json('server', 'list', '--name',
+                                      '^%s-vnf' % stack):
+            shown = _openstack_json('server', 'show', server['ID'])
+            vnfs[server['Name']] = pids[shown[
+                'OS-EXT-SRV-ATTR:instance_name']]
+        self.assertEqual(2, len(vnfs), vnfs)
+        shares = host.cpu_share(list(vnfs.values()))
+        used = {name: shares[pid] for name, pid in vnfs.items()}
+        _log('parked VNFs, share of a host CPU each over 10 s: %s'
+             % json.dumps(used, sort_keys=True))
+        self.timings['parked_vnf_cpu_max'] = max(used.values())
+        for name, share in used.items():
+            self.assertLess(share, 0.25, name)
+
     def test_1_tosca_translated_is_created_unedited_and_proven(self):
         # The TOSCA PVP service template with its preset, translated by
         # heat-translator, then created as written with small-host.yaml
@@ -716,6 +816,8 @@ class SingleHostCloudTest(unittest.TestCase):
             self.assertTrue(proof['proven'], proof.get('error'))
             self.assertEqual(0, proved.returncode, proved.stdout[-3000:])
             self.timings['tosca_ready_after_s'] = proof['ready_after_s']
+            self._ready_timing('tosca_pvp', self.timings['tosca_create_s'],
+                               proof)
             self.assertEqual(['forward', 'reverse'],
                              [d['direction'] for d in proof['directions']])
             for direction in proof['directions']:
@@ -841,6 +943,16 @@ class SingleHostCloudTest(unittest.TestCase):
                          checked['attempts'])
         _log('%dvnf %s hop check: %s' % (chain_length, direction, json.dumps(
             checked['directions'], sort_keys=True)))
+        # Where each guest's boot went, and the parked VNFs started for
+        # the traffic (cloud.boot, cloud.vnf_tasks).
+        boot = document['cloud']['boot']
+        self.assertEqual(chain_length + 1, len(boot), boot)
+        for line in readiness.describe_boot(boot):
+            _log('%dvnf %s boot: %s' % (chain_length, direction, line))
+        started = [event['node'] for event in document['cloud'][
+            'vnf_tasks']['events'] if event['action'] == 'started']
+        self.assertEqual(['vnf%d' % n for n in range(1, chain_length + 1)],
+                         started)
         # Tempest runs on the chain's host: every lossy trial is split
         # hop by hop from its Open vSwitch.
         split = 0
