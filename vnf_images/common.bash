@@ -8,9 +8,10 @@ usage() {
     cat <<EOT
 Usage: $(basename "$0") [options]
 
-Build with diskimage-builder: ${IMAGE_DESCRIPTION};
-print where it landed and the 'openstack image create' command that
-uploads it.
+Build with diskimage-builder: ${IMAGE_DESCRIPTION}, with its
+kernel, initrd and kernel command line beside it (NAME.vmlinuz,
+NAME.initrd, NAME.cmdline) for direct kernel boot; print where they
+landed and the 'openstack image create' commands that upload them.
 
 Options:
   -o, --output DIR     directory for the image (default: current directory)
@@ -111,23 +112,45 @@ build_image() {
         "${BASE_ELEMENTS[@]}" "$@"
     local image=$output.$FORMAT
     [ -f "$image" ] || die "disk-image-create finished but $image is missing"
+    # The direct kernel boot's files (epa-chain-lean-boot): Nova boots
+    # them when the image names them (kernel_id, ramdisk_id), with
+    # os_command_line as the whole kernel command line.
+    local part
+    for part in vmlinuz initrd cmdline; do
+        [ -s "$output.$part" ] || \
+            die "disk-image-create finished but $output.$part is missing"
+    done
     local size
     size=$(du -m --apparent-size "$image" | cut -f1)
     echo
     echo "Image: $image ($size MiB, built in $((SECONDS - started)) s)"
+    echo "Kernel: $output.vmlinuz ($(du -k "$output.vmlinuz" | cut -f1) KiB)"
+    echo "Ramdisk: $output.initrd ($(du -k "$output.initrd" | cut -f1) KiB)"
+    echo "Command line: $output.cmdline ($(cat "$output.cmdline"))"
     echo
-    echo "Upload it with:"
+    echo "Upload them with (the kernel and ramdisk first, then the image"
+    echo "that names them):"
     echo
-    upload_command "$image"
+    upload_command "$output"
 }
 
 # The properties every epa-chain image needs; the flavor, not the image,
 # asks for huge pages and pinned CPUs (see doc/source/images.rst).
 upload_command() {
-    local image=$1
+    local output
+    output=$(printf '%q' "$1")
     cat <<EOT
+kernel_id=\$(openstack image create -f value -c id \\
+    --disk-format aki --container-format aki \\
+    --file $output.vmlinuz ${IMAGE_NAME}-kernel)
+ramdisk_id=\$(openstack image create -f value -c id \\
+    --disk-format ari --container-format ari \\
+    --file $output.initrd ${IMAGE_NAME}-ramdisk)
 openstack image create --disk-format $FORMAT --container-format bare \\
-    --file $image \\
+    --file $output.$FORMAT \\
+    --property kernel_id=\$kernel_id \\
+    --property ramdisk_id=\$ramdisk_id \\
+    --property os_command_line="\$(cat $output.cmdline)" \\
     --property hw_vif_multiqueue_enabled=true \\
     --property img_config_drive=mandatory \\
     --property hw_vif_model=virtio \\
