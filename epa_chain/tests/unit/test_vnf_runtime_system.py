@@ -109,11 +109,19 @@ class TestHugepages(Case):
         undo()
         self.assertEqual('100', guest_sysfs.read(knob))
 
-    def test_never_more_than_half_the_ram(self):
-        fakes.FakeGuest(self.root, memory_mb=768)
+    def test_the_guest_keeps_enough_ram_besides(self):
+        fakes.FakeGuest(self.root, memory_mb=1024)
         error = self.assertRaises(errors.SystemSetupError, hugepages.plan,
                                   sysfs.Sysfs(self.root), 512)
-        self.assertIn('more than half of the guest\'s 768 MB', error.reason)
+        self.assertIn('would leave the guest 512 of its 1024 MB, less than '
+                      'the 768 MB it needs besides', error.reason)
+
+    def test_the_generators_gigabyte_fits_the_templates_guest(self):
+        # 2 GB of flavor, MemTotal 1966 MB (the kernel keeps some): the
+        # generator's 1 GB leaves enough besides.
+        fakes.FakeGuest(self.root, memory_mb=1966)
+        self.assertEqual(512, hugepages.plan(sysfs.Sysfs(self.root),
+                                             1024).pages_wanted)
 
     def test_kernel_giving_fewer_pages_is_an_error_and_undone(self):
         fakes.FakeGuest(self.root)

@@ -91,10 +91,12 @@ declare -A DB_CONTENT_RECORDS=(
 # os_create_databases - each service's database and user, and RabbitMQ's
 # user. Only databases made here are recorded, so `down` drops only those.
 function os_create_databases {
-    local db user record
+    local db user record databases
+    # Read whole before grep (see os_nova_cells).
+    databases=$(db_sql -N -B <<< "SHOW DATABASES;")
     for db in "${DB_NAMES[@]}"; do
         user=$(_db_user "$db")
-        if ! db_sql -N -B <<< "SHOW DATABASES;" | grep -qx "$db"; then
+        if ! grep -qx "$db" <<< "$databases"; then
             for record in ${DB_CONTENT_RECORDS[$db]:-}; do
                 state_forget "$record"
             done
@@ -403,10 +405,14 @@ function configure_nova {
     # The chain's part: CPU sets, reserved huge pages, NUMATopologyFilter.
     epa_chain_configure_nova
     manage nova "nova-manage api_db sync"
-    if ! su -s /bin/sh nova -c "nova-manage cell_v2 list_cells" 2> /dev/null | grep -q ' cell0 '; then
+    # Read whole before grep: with pipefail, grep -q leaving at the first
+    # match makes nova-manage's later writes fail, and the pipe with it.
+    local cells
+    cells=$(su -s /bin/sh nova -c "nova-manage cell_v2 list_cells" 2> /dev/null || true)
+    if ! grep -q ' cell0 ' <<< "$cells"; then
         manage nova "nova-manage cell_v2 map_cell0"
     fi
-    if ! su -s /bin/sh nova -c "nova-manage cell_v2 list_cells" 2> /dev/null | grep -q ' cell1 '; then
+    if ! grep -q ' cell1 ' <<< "$cells"; then
         manage nova "nova-manage cell_v2 create_cell --name=cell1"
     fi
     manage nova "nova-manage db sync"
