@@ -32,6 +32,7 @@ import shutil
 import subprocess
 import sys
 import time
+import typing
 
 from epa_chain.prox import build as prox_build
 from epa_chain.tests import repo
@@ -56,6 +57,17 @@ class BuildResult:
     warm: bool
     log: str
     output: str
+    # The direct kernel boot's files the build printed (NAME.vmlinuz,
+    # NAME.initrd, NAME.cmdline beside the image), None if it printed none.
+    kernel: typing.Optional[str] = None
+    initrd: typing.Optional[str] = None
+    cmdline_file: typing.Optional[str] = None
+
+    @property
+    def cmdline(self):
+        """The kernel command line GRUB uses (NAME.cmdline's one line)."""
+        with open(self.cmdline_file) as stream:
+            return stream.read().strip()
 
 
 def apt_mirrors(sources=APT_SOURCES):
@@ -208,6 +220,12 @@ def build(command, output_dir, env, name=None, timeout=3600):
     if not match or not os.path.isfile(match.group(1)):
         raise BuildFailed('%s printed no image path; log %s' % (command, log))
     image = match.group(1)
+    printed = {}
+    for label in ('Kernel', 'Ramdisk', 'Command line'):
+        found = re.search(r'^%s: (\S+)' % label, output, re.M)
+        printed[label] = found.group(1) if found else None
     return BuildResult(image=image, seconds=seconds,
                        size_bytes=os.path.getsize(image), warm=warm,
-                       log=log, output=output)
+                       log=log, output=output, kernel=printed['Kernel'],
+                       initrd=printed['Ramdisk'],
+                       cmdline_file=printed['Command line'])

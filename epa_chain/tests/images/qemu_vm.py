@@ -20,6 +20,12 @@ fixtures assume: the management NIC on QEMU's user network in restricted
 mode (no route out of the VM; only a forwarded SSH port on the host's
 loopback), each data NIC alone on its own QEMU hub, so frames the engine
 sends go nowhere. The console (serial port) is written to a file.
+
+Given a kernel, an initrd and a command line (the files vnf_images/ writes
+beside the image), QEMU boots them directly, as Nova does for an image
+with kernel_id, ramdisk_id and os_command_line (libvirt's <kernel>,
+<initrd> and <cmdline>); without them the guest boots from its disk
+through GRUB.
 """
 
 import json
@@ -86,21 +92,31 @@ class VM:
     """One QEMU guest; stop() always, even after a failure."""
 
     def __init__(self, image, iso, macs, workdir, cpus=2, memory_mb=2048,
-                 accel='tcg'):
+                 accel='tcg', kernel=None, initrd=None, cmdline=None,
+                 cpu_model=None):
+        if kernel and cmdline is None:
+            raise ValueError('a direct kernel boot needs its command line')
         self.workdir = workdir
         self.console = os.path.join(workdir, 'console.log')
         self.ssh_port = free_port()
-        self.argv = self._argv(image, iso, macs, cpus, memory_mb, accel)
+        self.direct = bool(kernel)
+        self.argv = self._argv(image, iso, macs, cpus, memory_mb, accel,
+                               cpu_model)
+        if kernel:
+            self.argv += ['-kernel', kernel, '-append', cmdline]
+            if initrd:
+                self.argv += ['-initrd', initrd]
         self.proc = None
         self.started = None
 
-    def _argv(self, image, iso, macs, cpus, memory_mb, accel):
+    def _argv(self, image, iso, macs, cpus, memory_mb, accel, cpu_model):
         if accel == 'kvm':
             # "host" as such trips over MSRs some nested set-ups refuse.
             machine, cpu = 'pc,accel=kvm', 'host,-arch-capabilities'
         else:
             machine, cpu = 'pc,accel=tcg', 'max'
-        argv = ['qemu-system-x86_64', '-machine', machine, '-cpu', cpu,
+        argv = ['qemu-system-x86_64', '-machine', machine,
+                '-cpu', cpu_model or cpu,
                 '-smp', str(cpus), '-m', str(memory_mb), '-nodefaults',
                 '-display', 'none', '-monitor', 'none',
                 '-serial', 'file:' + self.console,
@@ -177,6 +193,16 @@ class VM:
                 raise TimeoutError('no SSH as %s within %d s: %s'
                                    % (user, timeout, last))
             time.sleep(5)
+
+    def cpu_seconds(self):
+        """User + system CPU time QEMU has used so far (None if gone)."""
+        try:
+            with open('/proc/%d/stat' % self.proc.pid) as stream:
+                fields = stream.read().rsplit(')', 1)[1].split()
+        except (AttributeError, OSError, IndexError):
+            return None
+        return (int(fields[11]) + int(fields[12])) / os.sysconf(
+            'SC_CLK_TCK')
 
     def stop(self):
         if self.proc is None or self.proc.poll() is not None:
