@@ -17,8 +17,15 @@ under a key made of everything that goes into the image (the elements,
 the build scripts, the epa_chain code the image runs, the PROX source), so
 that a run whose inputs did not change reuses the last build and any
 change rebuilds it.
+
+The build's direct kernel boot files are kept with it: the kernel
+(NAME.vmlinuz), the initrd (NAME.initrd) and GRUB's kernel command line
+(NAME.cmdline), which Nova boots when the image names them (kernel_id,
+ramdisk_id, os_command_line). vnf_build() returns all four paths;
+vnf_image() the disk image's only.
 """
 
+import dataclasses
 import hashlib
 import os
 import shutil
@@ -35,6 +42,36 @@ INPUTS = ('diskimage-elements', 'vnf_images', 'epa_chain', 'setup.cfg',
           'requirements.txt', ':(exclude)epa_chain/tests')
 CACHE = os.path.join(os.path.expanduser('~'), '.cache', 'epa-chain',
                      'cloud-images')
+# What vnf_images/ writes: NAME.<suffix>, beside one another.
+SUFFIXES = ('qcow2', 'vmlinuz', 'initrd', 'cmdline')
+
+
+@dataclasses.dataclass(frozen=True)
+class VnfImage:
+    """The cached build: the disk image and its direct-boot files."""
+
+    image: str          # NAME.qcow2
+    kernel: str         # NAME.vmlinuz (Glance: aki)
+    initrd: str         # NAME.initrd (Glance: ari)
+    cmdline_file: str   # NAME.cmdline
+
+    @classmethod
+    def in_directory(cls, directory, name=IMAGE_NAME):
+        image, kernel, initrd, cmdline = (
+            os.path.join(directory, '%s.%s' % (name, suffix))
+            for suffix in SUFFIXES)
+        return cls(image=image, kernel=kernel, initrd=initrd,
+                   cmdline_file=cmdline)
+
+    @property
+    def files(self):
+        return (self.image, self.kernel, self.initrd, self.cmdline_file)
+
+    @property
+    def cmdline(self):
+        """The whole kernel command line (Glance: os_command_line)."""
+        with open(self.cmdline_file) as stream:
+            return stream.read().strip()
 
 
 def content_key(prox_source, extra=''):
@@ -69,14 +106,20 @@ def kernel_extra(virt_type):
 
 
 def vnf_image(log, virt_type):
-    """The image file, built unless the cache holds this content's."""
+    """The disk image file, built unless the cache holds this content's."""
+    return vnf_build(log, virt_type).image
+
+
+def vnf_build(log, virt_type):
+    """VnfImage, built unless the cache holds this content's four files."""
     prox_source = os.environ.get(build.SOURCE_VARIABLE)
     extra = kernel_extra(virt_type)
     directory = os.path.join(CACHE, content_key(prox_source, extra))
-    image = os.path.join(directory, IMAGE_NAME + '.qcow2')
-    if os.path.isfile(image):
-        log('image %s: cached (inputs unchanged)' % image)
-        return image
+    cached = VnfImage.in_directory(directory)
+    if all(os.path.isfile(path) for path in cached.files):
+        log('image %s: cached with its kernel, initrd and command line '
+            '(inputs unchanged)' % cached.image)
+        return cached
     env = dib_build.environment()
     env['DIB_EPA_KERNEL_CMDLINE_EXTRA'] = extra
     log('building the VNF image with vnf_images/%s (%s DIB cache)...'
@@ -90,7 +133,18 @@ def vnf_image(log, virt_type):
     for entry in os.listdir(CACHE):
         if entry != os.path.basename(work):
             shutil.rmtree(os.path.join(CACHE, entry), ignore_errors=True)
+    built = VnfImage(image=result.image, kernel=result.kernel,
+                     initrd=result.initrd, cmdline_file=result.cmdline_file)
+    missing = [path for path in built.files
+               if not path or not os.path.isfile(path)]
+    if missing:
+        raise dib_build.BuildFailed(
+            'vnf_images/%s printed no kernel, initrd or command line (or '
+            'they are gone): %s; log %s' % (BUILD_COMMAND, missing,
+                                            result.log))
+    shutil.rmtree(directory, ignore_errors=True)
     os.makedirs(directory)
-    shutil.move(result.image, image)
+    for source, target in zip(built.files, cached.files):
+        shutil.move(source, target)
     shutil.rmtree(work, ignore_errors=True)
-    return image
+    return cached
