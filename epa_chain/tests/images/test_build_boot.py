@@ -435,8 +435,7 @@ class TestGeneratorImage(ImageBuildAndBootChecks, unittest.TestCase):
     PRESET = 'pvp-unidir'
     NODE = 'generator'
     CPUS = vnf_runtime_fixtures.GENERATOR_CPUS
-    HUGEPAGES_MB = hugepages.GENERATOR_MB
-    BOOT_PAGES = 512    # vnf_images/build-generator's DIB_EPA_HUGEPAGES
+    HUGEPAGES_MB = hugepages.GENERATOR_MB   # the runtime raises the 256
     NEEDS_PROX = True
 
     def check_engine(self, status):
