@@ -99,6 +99,14 @@ def read_drive(options):
     return config_drive.Locator().read()
 
 
+def plan_guest(options, sysfs, drive):
+    """The --manage-guest plan (guest.Plan), or None without the option."""
+    if not options.manage_guest:
+        return None
+    return guest.plan(drive, drive.node_config(), drive.links(),
+                      devices.scan(sysfs), options.login_user)
+
+
 def prepare(options, sysfs, binder, drive,
             unix_sockets=virtio_user.UNIX_SOCKETS):
     """Check and render; RuntimeFailure on the first problem."""
@@ -142,8 +150,7 @@ def prepare(options, sysfs, binder, drive,
         interface = next((n.interface for n in nics if n.mac == link.mac),
                          None)
         mgmt = (management.static_address(drive, link), interface)
-    guest_plan = (guest.plan(drive, node, links, nics, options.login_user)
-                  if options.manage_guest else None)
+    guest_plan = plan_guest(options, sysfs, drive)
     return Prepared(
         drive=drive, node=node, links=links, nics=nics, ports=ports,
         cores=cores, plan=plan, pages=pages,
@@ -262,6 +269,8 @@ class Runtime:
         try:
             drive = read_drive(self.options)
             name = drive.server_name
+            if not self.options.dry_run:
+                self._manage_guest(drive)
             prepared = prepare(self.options, self.sysfs, self.binder, drive,
                                unix_sockets=self.unix_sockets)
             name = prepared.node.name
@@ -293,11 +302,6 @@ class Runtime:
     def _bring_up(self, prepared):
         node = prepared.node
         self._report_starting(prepared)
-        if prepared.guest_plan is not None:
-            # First: the generator's control socket binds the address, and
-            # an operator may log in while the engine starts.
-            self.guest_manager.apply(prepared.guest_plan)
-            self.reporter.update(guest=prepared.guest_plan.describe())
         if not prepared.virtio_user:
             # Virtio-user ports have no kernel side: testpmd's --tx-first
             # burst is their first learning frame.
@@ -315,6 +319,17 @@ class Runtime:
         self.reporter.ready(node.name, node.engine, pid=self._supervisor.pid,
                             control=control)
         self._ready_once = True
+
+    def _manage_guest(self, drive):
+        """Name, management address and SSH keys, before anything else.
+
+        First: the control sockets bind that address, and a node whose
+        engine cannot be set up stays reachable to find out why.
+        """
+        planned = plan_guest(self.options, self.sysfs, drive)
+        if planned is not None:
+            self.guest_manager.apply(planned)
+            self.reporter.update(guest=planned.describe())
 
     def _report_starting(self, prepared):
         """The node, its ports, cores and command, before anything runs."""

@@ -250,7 +250,10 @@ class Manager:
         path = os.path.join(self.networkd_dir, NETWORKD_FILE)
         with open(path, 'w') as stream:
             stream.write(text)
-        self._command(['systemctl', 'restart', 'systemd-networkd.service'])
+        # Not waited for: networkd's start waits on udev's coldplug (about
+        # 30 s under emulation); the control relay waits for the address.
+        self._command(['systemctl', 'restart', '--no-block',
+                       'systemd-networkd.service'])
 
     def _authorize(self, user, keys):
         try:

@@ -19,6 +19,7 @@ are recorded instead of run, and the console is a temporary file.
 """
 
 import contextlib
+import dataclasses
 import io
 import json
 import os
@@ -26,6 +27,7 @@ import re
 import shutil
 import subprocess
 import sys
+from unittest import mock
 
 import testtools
 
@@ -341,6 +343,21 @@ class TestBadMetadata(RuntimeCase):
         self.edit_node(drive, lambda node: node.update(forwarding_cores=4))
         self.fails(drive, 'epa_chain.forwarding_cores: the engine needs 5 '
                    'CPUs (a master and 4 workers), the guest has 2')
+
+    def test_a_node_that_fails_later_is_reachable_already(self):
+        # --manage-guest comes first: the SSH key and address are there
+        # when the engine cannot be set up, to find out why.
+        drive = self.drive()
+        self.edit_node(drive, lambda node: node.update(forwarding_cores=4))
+        runtime = self.runtime(drive)
+        applied = []
+        runtime.options = dataclasses.replace(runtime.options,
+                                              manage_guest=True)
+        runtime.guest_manager = mock.Mock(apply=applied.append)
+        self.assertEqual(1, runtime.run())
+        (planned,) = applied
+        self.assertEqual('epa-chain-vnf1', planned.hostname)
+        self.assertIn('the engine needs 5 CPUs', self.console_lines()[-1])
 
 
 class TestBringUp(RuntimeCase):

@@ -165,8 +165,8 @@ class ManagerTest(testtools.TestCase):
             text = stream.read()
         self.assertIn('MACAddress=fa:16:3e:00:00:05', text)
         self.assertIn('DHCP=ipv4', text)
-        self.assertIn(['systemctl', 'restart', 'systemd-networkd.service'],
-                      self.run.commands)
+        self.assertIn(['systemctl', 'restart', '--no-block',
+                       'systemd-networkd.service'], self.run.commands)
 
     def test_keys_are_added_and_never_duplicated_or_removed(self):
         ssh = os.path.join(self.home, '.ssh')

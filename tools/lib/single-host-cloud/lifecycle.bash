@@ -114,7 +114,7 @@ function management_network_up {
     fi
     if ! os_openstack subnet show "$MANAGEMENT_NETWORK-subnet" > /dev/null 2>&1; then
         # No DHCP agent runs: Nova writes the static address into the
-        # config drive's network_data.json and cloud-init applies it.
+        # config drive's network_data.json and the VNF runtime applies it.
         os_openstack subnet create --network "$MANAGEMENT_NETWORK" --no-dhcp \
             --subnet-range "$MANAGEMENT_CIDR" --gateway none \
             --allocation-pool "start=$MANAGEMENT_POOL_START,end=$MANAGEMENT_POOL_END" \
