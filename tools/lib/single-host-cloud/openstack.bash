@@ -260,68 +260,78 @@ if os.path.exists(path):
 EOF
 }
 
-# _service_endpoint TYPE NAME URL - a catalog service with its three
-# endpoints, unless it exists.
-function _service_endpoint {
-    local type=$1 name=$2 url=$3 interface
-    if [[ -z $(os_openstack service list -f value -c Type | grep -x "$type" || true) ]]; then
-        os_openstack service create --name "$name" "$type" > /dev/null
-    fi
-    for interface in public internal admin; do
-        if [[ -z $(os_openstack endpoint list --service "$type" --interface "$interface" -f value -c ID) ]]; then
-            os_openstack endpoint create --region "$CLOUD_REGION" "$type" "$interface" "$url" > /dev/null
-        fi
-    done
-}
-
-# os_set_passwords DOMAIN:USER:SECRET... - each user's password, read
-# from its secret file by the SDK (the client wants it on its command line).
-function os_set_passwords {
-    local entry args=()
-    for entry in "$@"; do
-        args+=("${entry%:*}:$(secret_file "${entry##*:}")")
-    done
-    "$SYSTEM_PYTHON" - "$CLOUD_NAME" "${args[@]}" <<'EOF'
+# register_services - the service project, users, catalog and Heat's
+# domain: one SDK session (a client call costs seconds of start-up here,
+# and this took ~50 of them), idempotent, each password read from its
+# secret file.
+function register_services {
+    state_recall services-registered > /dev/null && return 0
+    "$SYSTEM_PYTHON" - "$CLOUD_NAME" "$CLOUD_REGION" "$CLOUD_HOST" \
+        "$(secret_file service-glance)" "$(secret_file service-placement)" \
+        "$(secret_file service-nova)" "$(secret_file service-neutron)" \
+        "$(secret_file service-heat)" "$(secret_file heat-domain-admin)" <<'EOF'
 import sys
 import openstack
-conn = openstack.connect(cloud=sys.argv[1])
-for entry in sys.argv[2:]:
-    domain, user, path = entry.split(':', 2)
-    with open(path) as stream:
-        password = stream.read().strip()
-    domain_id = conn.identity.find_domain(domain, ignore_missing=False).id
-    found = conn.identity.find_user(user, domain_id=domain_id,
-                                    ignore_missing=False)
-    conn.identity.update_user(found, password=password)
-EOF
-}
 
-function register_services {
-    local user passwords=()
-    # Dozens of client calls, seconds each on a small host: once per up/down.
-    state_recall services-registered > /dev/null && return 0
-    os_openstack project create --or-show --domain default service > /dev/null
-    for user in glance placement nova neutron heat; do
-        # The password comes next, from its file (the client warns).
-        os_openstack user create --or-show --domain default "$user" > /dev/null 2>&1
-        os_openstack role add --project service --user "$user" admin
-        passwords+=("default:$user:service-$user")
-    done
-    _service_endpoint image glance "http://$CLOUD_HOST:9292"
-    _service_endpoint placement placement "http://$CLOUD_HOST:8778"
-    _service_endpoint compute nova "http://$CLOUD_HOST:8774/v2.1"
-    _service_endpoint network neutron "http://$CLOUD_HOST:9696"
-    _service_endpoint orchestration heat "http://$CLOUD_HOST:8004/v1/%(tenant_id)s"
-    _service_endpoint cloudformation heat-cfn "http://$CLOUD_HOST:8000/v1"
-    # Heat's stack domain and roles.
-    os_openstack domain create --or-show heat > /dev/null
-    os_openstack user create --or-show --domain heat heat_domain_admin > /dev/null 2>&1
-    passwords+=("heat:heat_domain_admin:heat-domain-admin")
-    os_set_passwords "${passwords[@]}"
-    os_openstack role add --domain heat --user-domain heat --user heat_domain_admin admin
-    os_openstack role create --or-show heat_stack_owner > /dev/null
-    os_openstack role create --or-show heat_stack_user > /dev/null
-    os_openstack role add --project admin --user admin heat_stack_owner
+cloud, region, host = sys.argv[1:4]
+secrets = dict(zip(('glance', 'placement', 'nova', 'neutron', 'heat',
+                    'heat_domain_admin'), sys.argv[4:]))
+CATALOG = (('image', 'glance', 'http://%s:9292'),
+           ('placement', 'placement', 'http://%s:8778'),
+           ('compute', 'nova', 'http://%s:8774/v2.1'),
+           ('network', 'neutron', 'http://%s:9696'),
+           ('orchestration', 'heat', 'http://%s:8004/v1/%%(tenant_id)s'),
+           ('cloudformation', 'heat-cfn', 'http://%s:8000/v1'))
+conn = openstack.connect(cloud=cloud)
+identity = conn.identity
+
+
+def password(name):
+    with open(secrets[name]) as stream:
+        return stream.read().strip()
+
+
+def user(name, domain):
+    found = identity.find_user(name, domain_id=domain.id)
+    if found is None:
+        return identity.create_user(name=name, domain_id=domain.id,
+                                    password=password(name))
+    return identity.update_user(found, password=password(name))
+
+
+def role(name):
+    return identity.find_role(name) or identity.create_role(name=name)
+
+
+default = identity.find_domain('default', ignore_missing=False)
+service = (identity.find_project('service', domain_id=default.id) or
+           identity.create_project(name='service', domain_id=default.id))
+admin_role = role('admin')
+for name in ('glance', 'placement', 'nova', 'neutron', 'heat'):
+    conn.grant_role(admin_role.id, user=user(name, default).id,
+                    project=service.id)
+for kind, name, url in CATALOG:
+    found = [s for s in identity.services() if s.type == kind]
+    entry = found[0] if found else identity.create_service(name=name,
+                                                           type=kind)
+    for interface in ('public', 'internal', 'admin'):
+        if not list(identity.endpoints(service_id=entry.id,
+                                       interface=interface)):
+            identity.create_endpoint(service_id=entry.id,
+                                     interface=interface, url=url % host,
+                                     region_id=region)
+# Heat's stack domain and roles.
+heat = identity.find_domain('heat') or identity.create_domain(name='heat')
+conn.grant_role(admin_role.id, user=user('heat_domain_admin', heat).id,
+                domain=heat.id)
+role('heat_stack_user')
+admin = identity.find_user('admin', domain_id=default.id,
+                           ignore_missing=False)
+admin_project = identity.find_project('admin', domain_id=default.id,
+                                      ignore_missing=False)
+conn.grant_role(role('heat_stack_owner').id, user=admin.id,
+                project=admin_project.id)
+EOF
     state_record services-registered yes
 }
 
