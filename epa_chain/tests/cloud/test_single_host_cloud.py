@@ -32,19 +32,20 @@ ending at its tester on the provider VLANs,
     tools/single-host-cloud tester down
     openstack stack delete --wait vecpe
 
-a PVVP stack created and proven (its parked VNFs' CPU use sampled),
-the TOSCA PVP chain translated (`epa-chain translate tosca/pvp.yaml
--i tosca/presets/pvp-bidir.yaml`), created unedited beside
-small-host.yaml and proven, the Tempest scenarios of every chain
-length, and tools/single-host-cloud down, after which nothing it
-started or made may be left. Every proof and result must say where each
-guest's boot went and that the parked VNFs were started for the traffic
-only. The cloud comes down however the run ends: a failure in set-up
-(a class cleanup), or SIGTERM, SIGHUP or SIGINT (the running command is stopped, then `down`). Needs
-root, and takes tens of minutes: run only with
-EPA_CHAIN_CLOUD_TEST=1 (`tox -e cloud` sets it), EPA_CHAIN_DEVSTACK_SOURCE
-(the devstack tarball whose functions the plugin's code runs with) and
-EPA_CHAIN_PROX_SOURCE (PROX for the image). Progress goes to stderr.
+a PVVP stack created and proven (its parked VNFs' CPU use sampled), the
+TOSCA PVP chain translated (`epa-chain translate tosca/pvp.yaml -i
+tosca/presets/pvp-bidir.yaml`), created unedited beside small-host.yaml
+and proven, the Tempest scenarios of every chain length, and
+tools/single-host-cloud down, after which nothing it started or made may
+be left. Every proof and result must say where each guest's boot went
+and that the parked VNFs were started for the traffic only. The cloud
+comes down however the run ends: a failure in set-up (a class cleanup),
+or SIGTERM, SIGHUP or SIGINT (the running command is stopped, then
+`down`). Needs root, and takes tens of minutes: run only with
+EPA_CHAIN_CLOUD_TEST=1 (`tox -e cloud` sets it),
+EPA_CHAIN_DEVSTACK_SOURCE (the devstack tarball whose functions the
+plugin's code runs with) and EPA_CHAIN_PROX_SOURCE (PROX for the image).
+Progress goes to stderr.
 """
 
 import configparser
