@@ -40,8 +40,8 @@ import subprocess
 import typing
 
 from epa_chain.vnf_runtime import config_drive
-from epa_chain.vnf_runtime import devices
 from epa_chain.vnf_runtime import errors
+from epa_chain.vnf_runtime import management
 
 NETWORKD_DIR = '/run/systemd/network'
 NETWORKD_FILE = '10-epa-chain-management.network'
@@ -94,12 +94,7 @@ class Plan:
 
 def plan(drive, node, links, nics, login_user):
     """The Plan; MetadataError naming the file and field at fault."""
-    mgmt = devices.management_link(node, links)
-    if mgmt is None:
-        raise errors.MetadataError(
-            config_drive.NETWORK_DATA, 'links',
-            'no management NIC (every link is a data port): '
-            '--manage-guest configures one; plug management_network')
+    mgmt = management.link(node, links, needed_by='--manage-guest')
     interface = next((n.interface for n in nics if n.mac == mgmt.mac), None)
     if interface is None:
         raise errors.MetadataError(

@@ -55,13 +55,14 @@ def interface_address(interface, if_inet6='/proc/net/if_inet6'):
     return None
 
 
-def link(node, links):
+def link(node, links, needed_by='the control socket'):
+    """The management link; MetadataError saying who needs one."""
     found = devices.management_link(node, links)
     if found is None:
         raise errors.MetadataError(
             config_drive.NETWORK_DATA, 'links',
-            'no management NIC (every link is a data port): the generator\'s '
-            'control socket needs one; plug management_network first')
+            'no management NIC (every link is a data port): %s needs one; '
+            'plug management_network first' % needed_by)
     return found
 
 

@@ -478,16 +478,22 @@ class ShellLibraryTest(testtools.TestCase):
                 f.write('#!/bin/bash\n%s\n' % body)
             os.chmod(path, 0o755)
         images = os.path.join(self.tmp, 'images')
-        self.output(
-            'epa_chain_install_image_builder() { :; }; '
-            'epa_chain_upload_images',
-            PATH=bin_dir + os.pathsep + os.environ['PATH'],
-            EPA_CHAIN_BUILD_IMAGES='True', EPA_CHAIN_IMAGE_DIR=images,
-            EPA_CHAIN_VNF_IMAGE_BUILD_CMD=os.path.join(bin_dir, 'build-vnf'),
-            EPA_CHAIN_GENERATOR_IMAGE_BUILD_CMD='',
-            EPA_CHAIN_IMAGE_PROPERTIES='img_config_drive=mandatory')
-        with open(calls) as f:
-            lines = f.read().splitlines()
+
+        def upload(**env):
+            self.output(
+                'epa_chain_install_image_builder() { :; }; '
+                'epa_chain_upload_images',
+                PATH=bin_dir + os.pathsep + os.environ['PATH'],
+                EPA_CHAIN_BUILD_IMAGES='True', EPA_CHAIN_IMAGE_DIR=images,
+                EPA_CHAIN_VNF_IMAGE_BUILD_CMD=os.path.join(bin_dir,
+                                                           'build-vnf'),
+                EPA_CHAIN_GENERATOR_IMAGE_BUILD_CMD='',
+                EPA_CHAIN_IMAGE_PROPERTIES='img_config_drive=mandatory',
+                **env)
+            with open(calls) as f:
+                return f.read().splitlines()
+
+        lines = upload()
         base = os.path.join(images, 'epa-chain-vnf')
         self.assertIn('openstack --os-cloud devstack-admin image create '
                       '--public --disk-format aki --container-format aki '
@@ -504,16 +510,7 @@ class ShellLibraryTest(testtools.TestCase):
                       '--property os_command_line=%s' % cmdline, root[0])
         # Off: the disk (GRUB) boot, and no kernel image uploaded.
         os.remove(calls)
-        self.output(
-            'epa_chain_install_image_builder() { :; }; '
-            'epa_chain_upload_images',
-            PATH=bin_dir + os.pathsep + os.environ['PATH'],
-            EPA_CHAIN_BUILD_IMAGES='True', EPA_CHAIN_IMAGE_DIR=images,
-            EPA_CHAIN_VNF_IMAGE_BUILD_CMD=os.path.join(bin_dir, 'build-vnf'),
-            EPA_CHAIN_GENERATOR_IMAGE_BUILD_CMD='',
-            EPA_CHAIN_DIRECT_KERNEL_BOOT='False')
-        with open(calls) as f:
-            text = f.read()
+        text = '\n'.join(upload(EPA_CHAIN_DIRECT_KERNEL_BOOT='False'))
         self.assertNotIn('aki', text)
         self.assertNotIn('kernel_id', text)
 
