@@ -414,11 +414,20 @@ class ShellLibraryTest(testtools.TestCase):
 
     # ---- images -------------------------------------------------------------
 
+    @staticmethod
+    def _fake_commands(bin_dir, scripts):
+        """{name: bash body} as executables in bin_dir."""
+        os.makedirs(bin_dir, exist_ok=True)
+        for name, body in scripts.items():
+            path = os.path.join(bin_dir, name)
+            with open(path, 'w') as f:
+                f.write('#!/bin/bash\n%s\n' % body)
+            os.chmod(path, 0o755)
+
     def test_images_built_once_and_uploaded_under_both_names(self):
         # Fakes of the external commands: the vnf_images/ build (writes
         # NAME.qcow2 into -o DIR) and the openstack client (records calls).
         bin_dir = os.path.join(self.tmp, 'bin')
-        os.makedirs(bin_dir)
         calls = os.path.join(self.tmp, 'calls')
         scripts = {
             'build-vnf': 'while getopts o:n: f; do case $f in o) d=$OPTARG;;'
@@ -428,11 +437,7 @@ class ShellLibraryTest(testtools.TestCase):
             'openstack': 'echo "openstack $*" >> %s' % calls,
             'disk-image-create': 'exit 1',
         }
-        for name, body in scripts.items():
-            path = os.path.join(bin_dir, name)
-            with open(path, 'w') as f:
-                f.write('#!/bin/bash\n%s\n' % body)
-            os.chmod(path, 0o755)
+        self._fake_commands(bin_dir, scripts)
         images = os.path.join(self.tmp, 'images')
         self.output(
             'install_package() { echo "install_package $*" >> %s; }; '
@@ -459,7 +464,6 @@ class ShellLibraryTest(testtools.TestCase):
         # A build that writes the boot files beside the image, as
         # vnf_images/ does; the client answers an image id for -c id.
         bin_dir = os.path.join(self.tmp, 'bin')
-        os.makedirs(bin_dir)
         calls = os.path.join(self.tmp, 'calls')
         cmdline = 'root=LABEL=cloudimg-rootfs ro console=ttyS0,115200'
         scripts = {
@@ -472,11 +476,7 @@ class ShellLibraryTest(testtools.TestCase):
                          '[[ " $* " == *" -c id "* ]] && echo "id-${@: -1}"; '
                          'true' % calls,
         }
-        for name, body in scripts.items():
-            path = os.path.join(bin_dir, name)
-            with open(path, 'w') as f:
-                f.write('#!/bin/bash\n%s\n' % body)
-            os.chmod(path, 0o755)
+        self._fake_commands(bin_dir, scripts)
         images = os.path.join(self.tmp, 'images')
 
         def upload(**env):
