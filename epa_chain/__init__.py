@@ -25,8 +25,11 @@ prox/           PROX: build it, configure it, drive it.
 tosca/          TOSCA service templates to HOT, repaired and checked.
 validation/     the NFV rules and the one resolve-and-check.
 vnf_runtime/    what runs inside the images (stdlib + PyYAML only).
-cloud/          the chain on a real OpenStack (Tempest's scenarios, prove).
+cloud/          the chain on a real OpenStack (Tempest's scenarios, prove,
+                preflight, audit, tester).
 local/          the chain on this host (`epa-chain local`).
 commands/       one module per `epa-chain` subcommand, thin leaves.
 cli             the console script and its one error boundary.
+tests/          unit, functional, cloud and image tests (no layer: they
+                may import any part).
 """

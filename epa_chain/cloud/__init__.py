@@ -12,13 +12,14 @@
 
 """The chain against a real OpenStack cloud, free of Tempest.
 
-Owns what the Tempest scenarios and `epa-chain prove` do to a cloud: the
-[epa_chain] options (declared here, once), the stack through
-python-heatclient, readiness from the servers' consoles, the hop check,
-the campaigns and their result files. The Tempest plugin
-(tempest_plugin/, package epa_chain_tempest_plugin) drives it with a
-heatclient handle, a compute reader and its CONF; nothing here imports
-Tempest. epa_chain/local/ is the same chain on one host.
+Owns what the Tempest scenarios and `epa-chain prove`, `preflight`,
+`audit` and `tester` do to a cloud: the [epa_chain] options (declared
+here, once), the stack through python-heatclient, readiness from the
+servers' consoles, the hop check, the campaigns and their result files,
+the questions asked before create and the audit after boot. The Tempest
+plugin (tempest_plugin/, package epa_chain_tempest_plugin) drives it
+with a heatclient handle, a compute reader and its CONF; nothing here
+imports Tempest. epa_chain/local/ is the same chain on one host.
 
 options         the [epa_chain] options, declared and read into typed
                 values once (ChainOptions).
@@ -33,4 +34,11 @@ ovs_hops        prove's per-hop Open vSwitch counters, on the host.
 placement       where Nova put each server, and why it refused.
 tester          seed 000's external tester on a compute host's provider
                 bridges (`epa-chain tester`).
+vnf_tasks       the parked VNFs' PROX tasks: started for the traffic only.
+stack_needs     what a resolved stack asks of a cloud, read once.
+cloud_answers   preflight's questions to the cloud, answers parsed once.
+preflight       can this cloud host the stack? (`epa-chain preflight`).
+epa_audit       what each server's flavor asked vs what it got
+                (`epa-chain audit`).
+text_table      the findings of preflight and audit as a console table.
 """

@@ -29,6 +29,10 @@ the parsed arguments.
   bridges (epa_chain.cloud.tester).
 - `local`: the stack on this host (epa_chain.local.lifecycle).
 - `prox`: build PROX (epa_chain.prox.build).
+- `preflight`: can a cloud host a stack, asked before it is created
+  (epa_chain.cloud.preflight).
+- `audit`: what each server of a created chain asked and got
+  (epa_chain.cloud.epa_audit).
 - `_arguments`: argument text shared by measure and local (not a
   command).
 """

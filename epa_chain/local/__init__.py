@@ -35,8 +35,9 @@ runs, and taking it down whatever became of the run.
 - `prox_setup`: what the PROX generator runs: tasks, CPUs, .cfg (pure).
 - `prox_generator`: drive and pace the bed's PROX generator.
 - `prox_shim`: preload library for PROX binaries without per-task names.
-- `afpacket`: the AF_PACKET generator; `traffic/` its senders and
-  receivers.
+- `throttle`: one VNF held to a share of one CPU (--throttle-vnf).
+- `afpacket`: the AF_PACKET generator.
+- `traffic/`: the AF_PACKET generator's senders and receivers.
 - `generator`: deprecated name of `afpacket` (for a release).
 
 The PROX binary itself is epa_chain.prox.binary's; the stack is resolved

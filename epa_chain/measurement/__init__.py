@@ -28,4 +28,7 @@ results   the results document: versioned JSON, validated.
 readers   readers of a results document for the tables and plots.
 report    text tables in the layout of the seed reports.
 plots     PNG plots: throughput, latency distributions.
+hop_loss  where a trial's frames were lost, hop by hop, per direction.
+kpi       a KPI file: the operator's limits a result is judged against.
+verdicts  a results document judged against a KPI file and a baseline.
 """

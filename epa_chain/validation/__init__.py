@@ -22,6 +22,7 @@ findings       a finding (file, resource, property, fix) and a report.
 heat_errors    Heat's validation errors addressed to file and property.
 heat_releases  constructs that break an older Heat release.
 nova_rules     Nova's own rules for flavor extra specs, run offline.
+placement_rules  PLACEMENT: where the chain's servers may run.
 rules          the NFV rules over the resolved chain's topology.
 runner         `epa-chain validate`: check_stack per template and preset.
 """

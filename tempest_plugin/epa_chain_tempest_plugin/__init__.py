@@ -16,6 +16,12 @@ Installed apart from epa-chain (pip install ./tempest_plugin), so that
 Tempest and its test-only dependencies are not epa-chain's. Thin on
 purpose: the scenarios drive epa_chain.cloud (the stack through
 python-heatclient, readiness, the hop check, the campaigns), which runs
-without Tempest too. plugin.py hands Tempest's loader tests/scenario/
-only; tests/unit/ are the plugin's own unit tests.
+without Tempest too.
+
+plugin     the entry point Tempest finds (tempest.test_plugins): hands
+           Tempest's loader tests/scenario/ only.
+config     registers epa_chain.cloud's [epa_chain] options and the
+           plugin's own.
+services/  the clients the scenarios reach the cloud with.
+tests/     the scenarios Tempest runs and the plugin's unit tests.
 """

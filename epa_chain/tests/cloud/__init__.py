@@ -14,4 +14,6 @@
 
 Run with ``tox -e cloud``: root, tens of minutes, the distribution's
 OpenStack packages installed and started on this host, then taken down.
+
+images    the VNF image the test uploads: built once per content.
 """

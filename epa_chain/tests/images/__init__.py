@@ -10,4 +10,8 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""Image build and boot tests (slow: tox -e images)."""
+"""Image build and boot tests (slow: tox -e images).
+
+dib_build  builds an image with vnf_images/ on this machine.
+qemu_vm    boots an image under QEMU as Nova would, nothing leaving it.
+"""

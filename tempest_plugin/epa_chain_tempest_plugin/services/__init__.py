@@ -10,4 +10,8 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""Clients the scenarios reach the cloud with (Heat, Nova)."""
+"""Clients the scenarios reach the cloud with (Heat, Nova).
+
+clients        cloud access for the scenarios, from Tempest's credentials.
+orchestration  the Heat API as a tempest.lib RestClient.
+"""

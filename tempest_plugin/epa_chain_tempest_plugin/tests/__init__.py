@@ -10,4 +10,8 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""The scenarios Tempest runs (scenario/) and the plugin's unit tests."""
+"""The scenarios Tempest runs and the plugin's unit tests.
+
+scenario/  what Tempest loads: one benchmark per chain length/direction.
+unit/      the plugin without a cloud (tox -e tempest-plugin).
+"""

@@ -10,4 +10,8 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""Tempest scenarios: the only directory the plugin's load_tests gives."""
+"""Tempest scenarios: the only directory the plugin's load_tests gives.
+
+test_chain_benchmark  one scenario per chain length and direction, over
+                      epa_chain.cloud.benchmark.
+"""
