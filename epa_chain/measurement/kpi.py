@@ -41,6 +41,9 @@ THROUGHPUT_UNITS = ('min_fps', 'min_bps', 'min_line_rate_percent')
 LATENCY_STATISTICS = ('avg', 'max')
 _SECTIONS = ('throughput', 'latency', 'pdv', 'max_loss_ratio',
              'max_regression_percent')
+# What a key that is no name (64:, 1e6:, true:, ~:) is to YAML.
+_YAML_KINDS = {int: 'a number', float: 'a number', bool: 'a boolean',
+               type(None): 'null'}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -100,10 +103,17 @@ def load(path):
 
 
 def _known(name, where, mapping, keys):
-    unknown = sorted(set(mapping) - set(keys))
+    """Every key of `mapping` one of `keys`: the first other one named."""
+    # YAML reads a key such as 64 or 1e6 as a number: name it as written
+    # (sorting a number among names would raise TypeError).
+    unknown = sorted(set(mapping) - set(keys), key=lambda key: (
+        isinstance(key, str), str(key)))
     if unknown:
+        key = unknown[0]
+        kind = '' if isinstance(key, str) else ' (YAML reads it as %s, ' \
+            'not a name)' % _YAML_KINDS.get(type(key), 'a value')
         raise safe_yaml.InputError(
-            name, '%s%s: unknown key' % (where, unknown[0]),
+            name, '%s%s: unknown key%s' % (where, key, kind),
             'use %s' % ', '.join(keys))
 
 

@@ -108,6 +108,14 @@ class TestKpiFile(KpiTest):
             'latency: {percentile: 99}\n': ('latency: not a list',
                                             '"- key: value"'),
             '{}\n': ('no KPI in it', 'at least one'),
+            # Keys YAML reads as numbers among names: no TypeError.
+            '1: 2\nfoo: 3\n': (
+                '1: unknown key (YAML reads it as a number', 'use throughput'),
+            'throughput:\n  - {goal: NDR, min_fps: 1, 64: 1, fps: 2}\n': (
+                'throughput[0].64: unknown key', 'use goal'),
+            'latency:\n  - {percentile: 99, max_us: 1, ~: 1, x: 2}\n': (
+                'latency[0].None: unknown key (YAML reads it as null',
+                'use percentile'),
         }
         for text, (what, fix) in cases.items():
             path = self.write(text)
@@ -260,3 +268,14 @@ class TestReportCommand(KpiTest):
             '--baseline', document)
         self.assertEqual((2, ''), (code, out))
         self.assertIn('sets max_regression_percent', err)
+
+    def test_keys_mixing_numbers_and_names_are_one_line_not_a_crash(self):
+        document = self.results(measure(), 'results.json')
+        path = self.write('throughput:\n  - {goal: NDR, min_fps: 1}\n'
+                          '64: {min_fps: 1}\nlatncy: []\n')
+        code, out, err = self.run_report(document, '--kpi', path)
+        self.assertEqual((2, ''), (code, out))
+        self.assertEqual(1, len(err.splitlines()), err)
+        self.assertIn('epa-chain report: %s: 64: unknown key (YAML reads it '
+                      'as a number, not a name); use throughput, latency'
+                      % safe_yaml.shown(path), err)
