@@ -22,10 +22,11 @@ command line). Everything else is derived from it:
 - devstack writes any of them from EPA_CHAIN_TEMPEST_<NAME>
   (devstack/lib/epa_chain, checked against list_opts() by a test);
 - doc/source/tempest_plugin.rst's option list is generated from them
-  (tools/option-docs; a test keeps it current);
-- a default a template also states is read from that template
-  (chain.yaml's generator_latency_bucket_shift and generator_control_port)
-  or from the module that owns it (the hop check's, the PROX generator's).
+  (tools/option_docs.py; a test keeps it current);
+- an option that sets a chain.yaml parameter (TEMPLATE_PARAMETERS) takes
+  that parameter's default from chain.yaml, so that Tempest deploys what
+  `openstack stack create` does; other defaults come from the module
+  that owns them (the hop check's, the PROX generator's).
 
 ChainOptions.from_conf turns oslo.config's values into checked, typed
 values - segments, a direction tuple per scenario direction, the campaign
@@ -61,61 +62,92 @@ CHAIN_LENGTHS = (1, 2, 3)
 MAX_RATE_TOLERANCE = 0.5
 
 
+# Option -> the chain.yaml parameter it sets (cloud/stack.py passes it).
+TEMPLATE_PARAMETERS = {name: name for name in (
+    'vnf_image', 'generator_image', 'vnf_engine', 'cpu_policy',
+    'cpu_thread_policy', 'mem_page_size', 'numa_nodes',
+    'management_network', 'management_allowed_cidr', 'key_name',
+    'generator_control_port', 'generator_latency_bucket_shift',
+    'server_group_policy', 'vnf_availability_zone',
+    'generator_availability_zone')}
+TEMPLATE_PARAMETERS.update(vnf_flavor='vnf_existing_flavor',
+                           generator_flavor='generator_existing_flavor')
+
+
+def template_defaults(directory=None):
+    """{option: default} of TEMPLATE_PARAMETERS: chain.yaml owns them.
+
+    `directory` holds chain.yaml (default: the shipped templates).
+    """
+    return dict(_read_template_defaults(directory))
+
+
 @functools.lru_cache(maxsize=None)
-def template_default(parameter):
-    """A chain.yaml parameter's default: the template owns it."""
-    return shipped.parameter_default(parameter)
+def _read_template_defaults(directory):
+    # ChainOptions' defaults ask for the options often: read chain.yaml once.
+    found = shipped.parameter_defaults(
+        tuple(TEMPLATE_PARAMETERS.values()), directory)
+    return tuple((option, found[parameter])
+                 for option, parameter in TEMPLATE_PARAMETERS.items())
 
 
-def deployment_opts():
-    """chain.yaml's parameters a scenario sets, and where it finds them."""
-    return (_images_and_flavors() + _networks_and_generator() +
-            _placement())
+def deployment_opts(directory=None):
+    """chain.yaml's parameters a scenario sets, and where it finds them.
+
+    The defaults are chain.yaml's, in `directory` (default: shipped).
+    """
+    defaults = template_defaults(directory)
+    return (_images_and_flavors(defaults) +
+            _networks_and_generator(defaults) + _placement(defaults))
 
 
-def _images_and_flavors():
+def _images_and_flavors(defaults):
     return [
         cfg.StrOpt('template_dir', default='',
                    help='Directory holding chain.yaml, lib/ and presets/. '
                         'Empty: the templates installed with the epa-chain '
                         'package (share/epa-chain/templates), or the source '
                         'tree\'s templates/ when run from a checkout.'),
-        cfg.StrOpt('vnf_image', default='epa-chain-vnf',
+        cfg.StrOpt('vnf_image', default=defaults['vnf_image'],
                    help='Glance image (name or ID) of the VNFs, built by '
                         'vnf_images/ for the VNF role.'),
-        cfg.StrOpt('generator_image', default='epa-chain-generator',
+        cfg.StrOpt('generator_image',
+                   default=defaults['generator_image'],
                    help='Glance image (name or ID) of the in-stack PROX '
                         'traffic generator.'),
-        cfg.StrOpt('vnf_engine', default='prox',
+        cfg.StrOpt('vnf_engine', default=defaults['vnf_engine'],
                    choices=[('prox', 'PROX l2fwd tasks'),
                             ('testpmd', 'DPDK testpmd in mac forwarding '
                                         'mode')],
                    help='Forwarding engine the VNFs run.'),
-        cfg.StrOpt('vnf_flavor', default='',
+        cfg.StrOpt('vnf_flavor', default=defaults['vnf_flavor'],
                    help='Existing flavor for the VNFs. Empty: the stack '
                         'creates an EPA flavor from cpu_policy, '
                         'cpu_thread_policy, mem_page_size and numa_nodes '
                         '(creating flavors is admin-only).'),
-        cfg.StrOpt('generator_flavor', default='',
+        cfg.StrOpt('generator_flavor',
+                   default=defaults['generator_flavor'],
                    help='Existing flavor for the generator. Empty: the '
                         'stack creates one with the same EPA extra specs.'),
-        cfg.StrOpt('cpu_policy', default='dedicated',
+        cfg.StrOpt('cpu_policy', default=defaults['cpu_policy'],
                    choices=['dedicated', 'shared'],
                    help='hw:cpu_policy of the flavors the stack creates.'),
-        cfg.StrOpt('cpu_thread_policy', default='prefer',
+        cfg.StrOpt('cpu_thread_policy',
+                   default=defaults['cpu_thread_policy'],
                    choices=['prefer', 'isolate', 'require'],
                    help='hw:cpu_thread_policy of the flavors the stack '
                         'creates.'),
-        cfg.StrOpt('mem_page_size', default='large',
+        cfg.StrOpt('mem_page_size', default=defaults['mem_page_size'],
                    choices=['large', '2MB', '1GB'],
                    help='hw:mem_page_size of the flavors the stack '
                         'creates; vhost-user ports need huge pages.'),
-        cfg.IntOpt('numa_nodes', default=1, min=1, max=8,
+        cfg.IntOpt('numa_nodes', default=defaults['numa_nodes'],
+                   min=1, max=8,
                    help='hw:numa_nodes of the flavors the stack creates.'),
     ]
 
 
-def _networks_and_generator():
+def _networks_and_generator(defaults):
     return [
         cfg.ListOpt('segments', default=[],
                     help='Chain segments net0, net1, ... as physnet:vlan '
@@ -124,12 +156,13 @@ def _networks_and_generator():
                          'physnet1:1001,physnet1:1002,physnet2:2001,'
                          'physnet2:2002 (seed 000 Table 8-3).'
                          % MAX_SEGMENTS),
-        cfg.StrOpt('management_network', default='private',
+        cfg.StrOpt('management_network',
+                   default=defaults['management_network'],
                    help='Existing network for SSH and the generator\'s '
                         'PROX control socket. The host running Tempest '
                         'must reach addresses on it.'),
         cfg.StrOpt('management_allowed_cidr',
-                   default=template_default('management_allowed_cidr'),
+                   default=defaults['management_allowed_cidr'],
                    help='Source range the stack\'s management security '
                         'group admits to SSH and the generator\'s control '
                         'port (chain.yaml management_allowed_cidr, whose '
@@ -138,18 +171,17 @@ def _networks_and_generator():
                         'management_network from (e.g. its router '
                         'gateway\'s, 172.24.4.0/24 on devstack); the control '
                         'socket has no authentication, keep it narrow.'),
-        cfg.StrOpt('key_name', default='',
+        cfg.StrOpt('key_name', default=defaults['key_name'],
                    help='Nova key pair installed on every server; empty '
                         'for none.'),
         cfg.PortOpt('generator_control_port',
-                    default=template_default('generator_control_port'),
+                    default=defaults['generator_control_port'],
                     help='TCP port of the generator\'s PROX control socket '
                          '(chain.yaml generator_control_port, whose default '
                          'this is; no authentication: the stack admits only '
                          'management clients).'),
         cfg.IntOpt('generator_latency_bucket_shift',
-                   default=template_default(
-                       'generator_latency_bucket_shift'),
+                   default=defaults['generator_latency_bucket_shift'],
                    min=node_config.MIN_LATENCY_BUCKET_SHIFT,
                    max=node_config.MAX_LATENCY_BUCKET_SHIFT,
                    help='Width of the generator\'s latency histogram '
@@ -163,10 +195,10 @@ def _networks_and_generator():
     ]
 
 
-def _placement():
+def _placement(defaults):
     return [
         cfg.StrOpt('server_group_policy',
-                   default=template_default('server_group_policy'),
+                   default=defaults['server_group_policy'],
                    choices=[('', 'no server group: Nova places each server'),
                             ('affinity', 'every server on one compute host '
                                          '(intra-node)'),
@@ -179,12 +211,12 @@ def _placement():
                         '(chain.yaml server_group_policy). Where each server '
                         'ran is recorded in the results (cloud.placement).'),
         cfg.StrOpt('vnf_availability_zone',
-                   default=template_default('vnf_availability_zone'),
+                   default=defaults['vnf_availability_zone'],
                    help='Availability zone of the VNFs, or zone:host to '
                         'name their compute host (admins only; chain.yaml '
                         'vnf_availability_zone). Empty: Nova\'s default.'),
         cfg.StrOpt('generator_availability_zone',
-                   default=template_default('generator_availability_zone'),
+                   default=defaults['generator_availability_zone'],
                    help='Availability zone (or zone:host) of the in-stack '
                         'generator: another host than the VNFs\' makes the '
                         'chain cross hosts. Empty: Nova\'s default.'),
@@ -254,8 +286,10 @@ def campaign_opts():
 
 def run_opts():
     """Where results go, how long each step may take, the hop check."""
-    load_low, load_high = hop_check.LOAD_FRACTION_RANGE
-    attempts_low, attempts_high = hop_check.ATTEMPTS_RANGE
+    return _results_and_timeouts() + _hop_check() + _trial_checks()
+
+
+def _results_and_timeouts():
     return [
         cfg.StrOpt('results_dir', default='/tmp/epa-chain-results',
                    help='Where each scenario writes its results: one '
@@ -273,6 +307,13 @@ def run_opts():
                    help='Seconds to wait, once the stack is complete, for '
                         'every VNF and the generator to print "EPA-CHAIN '
                         'READY" on their consoles.'),
+    ]
+
+
+def _hop_check():
+    load_low, load_high = hop_check.LOAD_FRACTION_RANGE
+    attempts_low, attempts_high = hop_check.ATTEMPTS_RANGE
+    return [
         cfg.FloatOpt('hop_check_load_fraction',
                      default=hop_check.LOAD_FRACTION,
                      min=load_low, max=load_high,
@@ -295,6 +336,11 @@ def run_opts():
                         'of that direction: a path just brought up can '
                         'drop frames for a moment. The results keep every '
                         'failed attempt.' % hop_check.SETTLE_S),
+    ]
+
+
+def _trial_checks():
+    return [
         cfg.FloatOpt('generator_rate_tolerance',
                      default=prox_generator.RATE_TOLERANCE, min=0,
                      max=MAX_RATE_TOLERANCE,

@@ -107,12 +107,24 @@ def parameter_default(name, directory=None):
     Code that needs such a value (the Tempest options' defaults) reads it
     here instead of writing it a second time.
     """
+    return parameter_defaults((name,), directory)[name]
+
+
+def parameter_defaults(names, directory=None):
+    """{name: chain.yaml's default} of the parameters `names`, one read.
+
+    `directory` holds chain.yaml (default: the shipped templates).
+    """
     path, parameters = _chain_parameters(directory)
-    try:
-        return parameters[name]['default']
-    except (KeyError, TypeError):
-        raise PresetError('%s: parameter %s has no default' % (
-            safe_yaml.shown(path), name)) from None
+    found = {}
+    for name in names:
+        try:
+            found[name] = parameters[name]['default']
+        except (KeyError, TypeError):
+            raise PresetError('%s: parameter %s has no default; give it '
+                              'one there' % (safe_yaml.shown(path),
+                                             name)) from None
+    return found
 
 
 def parameter_definition(name, directory=None):
