@@ -157,48 +157,11 @@ def _request(args):
                    vnf_endpoints=vnf_endpoints)
 
 
-PROOF_FIX = ('give the --json file of `epa-chain prove` (run without '
-             '--no-ovs) for the stack measured')
-
-
 def _proven_chain(path, directions):
-    """The hops of each measured direction, and the parked VNFs.
+    """The hops of each measured direction, and the parked VNFs."""
+    from epa_chain.cloud import proof
 
-    From a proof file; ValueError naming the option and the field.
-    """
-    from epa_chain.cloud import ovs_hops
-    from epa_chain.cloud import vnf_tasks
-    from epa_chain.commands import prove
-    from epa_chain.measurement import results
-
-    option = '--loss-by-hop %s' % path
-    try:
-        proof = results.parse(results.read_text(path, PROOF_FIX, 'proof'),
-                              option, PROOF_FIX)
-    except results.ResultsError as error:
-        raise ValueError('--loss-by-hop: %s' % error)
-    if not isinstance(proof, dict) or proof.get('schema') != \
-            prove.PROOF_SCHEMA:
-        raise ValueError('%s: schema is %r, not %s; %s' % (
-            option, proof.get('schema') if isinstance(proof, dict)
-            else None, prove.PROOF_SCHEMA, PROOF_FIX))
-    entries = proof.get('directions')
-    try:
-        paths = ovs_hops.loss_paths(entries if isinstance(entries, list)
-                                    else [])
-    except (KeyError, TypeError, AttributeError) as error:
-        raise ValueError('%s: directions[].hop_counts is not what prove '
-                         'writes (%s); %s' % (option, error, PROOF_FIX))
-    missing = [d for d in directions if d not in paths]
-    if missing:
-        raise ValueError('%s: no hop counts for the %s direction; %s' % (
-            option, ', '.join(missing), PROOF_FIX))
-    try:
-        parked = vnf_tasks.endpoints(proof)
-    except (TypeError, ValueError, AttributeError) as error:
-        raise ValueError('%s: vnf_control_endpoints is not what prove '
-                         'writes (%s); %s' % (option, error, PROOF_FIX))
-    return paths, parked
+    return proof.proven_chain(path, directions)
 
 
 def run(args):

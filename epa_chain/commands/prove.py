@@ -43,7 +43,6 @@ presets as shipped) is driven through that tester's PROX control address:
 """
 
 import importlib.util
-import json
 import math
 import sys
 import time
@@ -55,6 +54,7 @@ from epa_chain.cloud import hop_check
 from epa_chain.cloud import openstack_cli
 from epa_chain.cloud import ovs_hops
 from epa_chain.cloud import placement
+from epa_chain.cloud import proof as proof_doc
 from epa_chain.cloud import readiness
 from epa_chain.cloud import vnf_tasks
 from epa_chain.commands import _arguments
@@ -62,7 +62,8 @@ from epa_chain.measurement import trial
 from epa_chain import outputs
 from epa_chain.validation import findings
 
-PROOF_SCHEMA = 'epa-chain/proof/1'
+# The proof's schema (cloud/proof.py owns the document).
+PROOF_SCHEMA = proof_doc.SCHEMA
 MAX_READY_TIMEOUT_S = 86400.0
 # The hop check's settings, as this command's options name them.
 SETTING_FLAGS = {'load_fraction': '--load-fraction',
@@ -309,14 +310,8 @@ def _prove_direction(generator, direction, outputs, args, proof):
                                  load_fraction=args.load_fraction,
                                  max_loss_ratio=args.max_loss_ratio,
                                  attempts=args.attempts, **watch)
-    entry = dict(checked.as_dict(),
-                 frame_size=checked.result.spec.profile.frame_size.size,
-                 load_fps=checked.result.spec.load_fps,
-                 duration_s=checked.result.spec.duration_s,
-                 hops=hop_check.describe_path(hops))
-    if not args.no_ovs:
-        entry['hop_counts'] = [count.as_dict() for count in counts]
-    proof['directions'].append(entry)
+    proof['directions'].append(proof_doc.direction_entry(
+        checked, hops, None if args.no_ovs else counts))
 
 
 def run(args):
@@ -326,7 +321,7 @@ def run(args):
         _say('epa-chain prove: %s' % _one_line(error))
         return 2
     cli = openstack_cli.OpenStackCLI(args.os_cloud)
-    proof = {'schema': PROOF_SCHEMA, 'stack': args.stack, 'proven': False}
+    proof = proof_doc.new(args.stack)
     try:
         stack = cli.stack(args.stack)
         if stack.status != 'CREATE_COMPLETE':
@@ -353,9 +348,7 @@ def run(args):
             'bi' if stack_outputs.get('reverse_chain') else 'uni')
         proof['directions'] = []
         parked = vnf_tasks.endpoints(stack_outputs)
-        # measure --loss-by-hop starts them again from the proof.
-        proof['vnf_control_endpoints'] = {
-            e.node: {'host': e.host, 'port': e.port} for e in parked}
+        proof_doc.record_parked(proof, parked)
         tasks = vnf_tasks.Tasks(parked, log=_say)
         with benchmark.prox_generator(endpoint) as generator, \
                 vnf_tasks.running(tasks):
@@ -375,10 +368,7 @@ def run(args):
         proof['error'] = str(exc)
         _say('epa-chain prove: %s' % _one_line(exc))
     if args.json is not None:
-        outputs.write_text(args.json,
-                           json.dumps(proof, indent=2, sort_keys=True,
-                                      allow_nan=False) + '\n',
-                           '--json', allow_stdout=True)
+        proof_doc.write(proof, args.json)
     if proof['proven']:
         _say('proven: every direction forwards%s' % (
             '' if args.no_ovs else ', hop by hop'))

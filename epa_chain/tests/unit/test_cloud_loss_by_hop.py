@@ -203,12 +203,12 @@ class TestParkedVnfsOfTheProof(testtools.TestCase):
         import json
         import os
 
-        from epa_chain.commands import prove
+        from epa_chain.cloud import proof
 
         tmp = self.useFixture(fixtures.TempDir()).path
         path = os.path.join(tmp, 'proof.json')
         with open(path, 'w') as stream:
-            json.dump(dict({'schema': prove.PROOF_SCHEMA, 'proven': True,
+            json.dump(dict({'schema': proof.SCHEMA, 'proven': True,
                             'directions': IN_STACK_PROOF}, **fields),
                       stream)
         return path
