@@ -230,26 +230,36 @@ def _request(args, state):
     hostile, a binary that is not executable too.
     """
     from epa_chain.local import lifecycle
-    from epa_chain.local import throttle
 
     if args.action == 'run' and args.json:
         outputs.check_file(args.json, '--json')
     prox = prox_binary.given(args.prox_binary, args.prox_source)
-    fields = dict(state=state, stack=_stack(args), prox=prox,
+    stack = _stack(args)
+    fields = dict(state=state, stack=stack, prox=prox,
                   engine=args.engine, engine_binary=args.engine_binary,
                   generator=args.generator, install=args.install)
     if args.action == 'run':
-        fields.update(
-            vnf_counts=_vnf_counts(args.vnf_counts),
-            # Bad measurement options fail here, before anything is
-            # created; the runner sets chain length and directions from
-            # each bed.
-            campaign=_arguments.campaign_from_arguments(
-                args, campaign_options.LOCAL),
-            keep_up=args.keep_up, json=args.json,
-            throttle=(throttle.Throttle.parse(args.throttle_vnf)
-                      if args.throttle_vnf else None))
+        fields.update(_run_fields(args, stack))
     return lifecycle.Request(**fields)
+
+
+def _run_fields(args, stack):
+    """The Request fields of `run` only, each refused now if bad."""
+    from epa_chain.local import throttle
+
+    vnf_counts = _vnf_counts(args.vnf_counts)
+    # Bad measurement options fail here, before anything is created; the
+    # runner sets chain length and directions from each bed.
+    campaign = _arguments.campaign_from_arguments(args,
+                                                  campaign_options.LOCAL)
+    throttled = None
+    if args.throttle_vnf:
+        throttled = throttle.Throttle.parse(args.throttle_vnf)
+        # A VNF no chain of the run has: refused before preflight, a
+        # PROX build or the resolve.
+        throttle.check_chains(throttled, stack, vnf_counts)
+    return dict(vnf_counts=vnf_counts, campaign=campaign,
+                keep_up=args.keep_up, json=args.json, throttle=throttled)
 
 
 # ---- the action -----------------------------------------------------------

@@ -30,6 +30,8 @@ import hashlib
 import os
 import re
 
+from epa_chain import safe_yaml
+
 V1_ROOT = '/sys/fs/cgroup/cpu'
 V2_ROOT = '/sys/fs/cgroup'
 PERIOD_US = 10000           # 10 ms: a ring of 256 fills within one
@@ -60,6 +62,75 @@ class Throttle:
     @property
     def quota_us(self):
         return max(1000, int(PERIOD_US * self.percent / 100.0))
+
+    @property
+    def spec(self):
+        return '%d:%g' % (self.vnf, self.percent)
+
+
+def check_chains(throttle, stack, vnf_counts):
+    """ValueError unless every chain the run brings up has the VNF.
+
+    `stack`: the lifecycle.Stack; `vnf_counts`: the request's (None: the
+    stack's own vnf_count). Checked when the arguments are parsed, before
+    preflight, a PROX build or the resolve; a count the stack's files do
+    not give (a file that does not load, a vnf_count that is no number)
+    is left to the resolve, which names what is wrong.
+    """
+    if vnf_counts != (None,):
+        for count in vnf_counts:
+            _check_length(throttle, count, '--vnf-counts brings up a chain '
+                          'of %d VNF(s)' % count, 'leave %d out of '
+                          '--vnf-counts' % count)
+        return
+    count = _stack_vnf_count(stack)
+    if count is not None:
+        files = [safe_yaml.shown(path) for path in stack.environments]
+        _check_length(throttle, count, 'the chain has %d VNF(s) (vnf_count '
+                      'of %s, as Heat merges it)' % (count, ', '.join(
+                          [safe_yaml.shown(stack.template)] + files +
+                          ['--parameter'])),
+                      'choose a longer chain (--preset, -e, --vnf-counts)')
+
+
+def _check_length(throttle, count, what, other_fix):
+    if throttle.vnf <= count:
+        return
+    fix = ('name %s (e.g. --throttle-vnf %d:%g)' % (
+        'one of 1-%d' % count if count > 1 else 'VNF 1', count,
+        throttle.percent) if count else 'run without --throttle-vnf')
+    raise ValueError('--throttle-vnf %s: %s; %s or %s' % (
+        throttle.spec, what, fix, other_fix))
+
+
+def _stack_vnf_count(stack):
+    """The vnf_count Heat gives `stack`: its files and --parameter merged."""
+    from epa_chain.hot import files
+    from epa_chain.hot import resolve
+
+    try:
+        template_set = files.load(stack.template, stack.environments)
+        environment = resolve.heat_merge(template_set, stack.parameters)
+        count = _first_set('vnf_count', environment.get('parameters'),
+                           environment.get('parameter_defaults'),
+                           _template_default(template_set, 'vnf_count'))
+        return int(count)
+    except Exception:   # whatever it is, the resolve names it
+        return None
+
+
+def _first_set(name, parameters, parameter_defaults, default):
+    """A parameter's value as Heat takes it: given, defaulted, template."""
+    for section in (parameters, parameter_defaults):
+        if isinstance(section, dict) and name in section:
+            return section[name]
+    return default
+
+
+def _template_default(template_set, name):
+    definition = (template_set.template.get('parameters') or {}).get(name)
+    return definition.get('default') if isinstance(definition,
+                                                   dict) else None
 
 
 def group_name(state):

@@ -17,6 +17,8 @@ a real one need root and move real processes); the functional test
 throttles a real VNF of a real bed.
 """
 
+import contextlib
+import io
 import os
 import shutil
 import tempfile
@@ -51,6 +53,59 @@ class TestSpec(testtools.TestCase):
         error = self.assertRaises(ValueError, local_command._request, args,
                                   None)
         self.assertIn('--throttle-vnf', str(error))
+
+
+class TestAgainstTheChain(testtools.TestCase):
+    """A VNF the chain lacks: refused as the arguments are parsed."""
+
+    def request(self, *argv):
+        args = cli.build_parser().parse_args(['local', 'run'] + list(argv))
+        return local_command._request(args, None)
+
+    def refusal(self, *argv):
+        return str(self.assertRaises(ValueError, self.request, *argv))
+
+    def test_the_preset_vnf_count_bounds_it(self):
+        error = self.refusal('--preset', 'pvvp', '--throttle-vnf', '3:10')
+        self.assertIn('--throttle-vnf 3:10: the chain has 2 VNF(s)', error)
+        self.assertIn('pvvp-bidir.yaml', error)
+        self.assertIn('name one of 1-2 (e.g. --throttle-vnf 2:10)', error)
+        self.assertIn('9:10: the chain has 1 VNF(s)', self.refusal(
+            '--throttle-vnf', '9:10'))
+        request = self.request('--preset', 'vecpe', '--throttle-vnf', '3:10')
+        self.assertEqual(3, request.throttle.vnf)
+
+    def test_an_environment_file_beats_the_parameter_as_in_heat(self):
+        error = self.refusal('--preset', 'pvp', '--parameter',
+                             'vnf_count=3', '--throttle-vnf', '2:10')
+        self.assertIn('the chain has 1 VNF(s)', error)
+        self.assertIn('name VNF 1 (e.g. --throttle-vnf 1:10)', error)
+
+    def test_each_of_vnf_counts_bounds_it(self):
+        error = self.refusal('--vnf-counts', '1,3', '--throttle-vnf', '2:5')
+        self.assertIn('--throttle-vnf 2:5: --vnf-counts brings up a chain '
+                      'of 1 VNF(s)', error)
+        self.assertIn('leave 1 out of --vnf-counts', error)
+        self.assertIn('run without --throttle-vnf', self.refusal(
+            '--vnf-counts', '0,2', '--throttle-vnf', '1:5'))
+        # The counts replace the preset's: pvp's 1 does not refuse 2.
+        self.assertEqual((2, 3), self.request(
+            '--vnf-counts', '2,3', '--throttle-vnf', '2:5').vnf_counts)
+
+    def test_refused_before_preflight_in_one_line(self):
+        from epa_chain.local import lifecycle
+
+        state_root = tempfile.mkdtemp(prefix='epa-throttle-beds-')
+        self.addCleanup(shutil.rmtree, state_root)
+        ran = []
+        self.patch(lifecycle, 'run', lambda *a: ran.append(a))
+        err = io.StringIO()
+        with contextlib.redirect_stderr(err):
+            code = cli.main(['local', 'run', '--state-root', state_root,
+                             '--throttle-vnf', '9:10'])
+        self.assertEqual((2, []), (code, ran))
+        self.assertEqual(1, len(err.getvalue().splitlines()))
+        self.assertIn('--throttle-vnf 9:10', err.getvalue())
 
 
 class TestGroup(testtools.TestCase):
