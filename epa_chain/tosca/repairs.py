@@ -268,6 +268,28 @@ def repair_host_sizing(hot, chain):
     emulator policies apply to pinned CPUs only. A value the flavors write
     differently stays written in each of them.
     """
+    places, flavors = _sized_places(hot, chain)
+    parameters = hot.setdefault('parameters', {})
+    changes = []
+    for parameter, where in sorted(places.items()):
+        changes += _parameterise(parameters, parameter, where)
+    # A chain without a generator (an external tester) still takes the
+    # generator's sizes, unused, as chain.yaml does: the environment
+    # files set them for every chain.
+    for parameter in sorted(SIZING - set(places) - set(parameters)):
+        parameters[parameter] = shipped.parameter_definition(parameter)
+        changes.append('parameters.%s: unused, chain.yaml\'s definition'
+                       % parameter)
+    for properties in flavors:
+        changes += _pinned_only(hot, properties)
+    return changes
+
+
+def _sized_places(hot, chain):
+    """{parameter: [(holder, key)]} of the flavors' sizes and EPA keys.
+
+    With the flavors' properties, in the chain's order.
+    """
     places, flavors = collections.defaultdict(list), []
     for node in chain.nodes.values():
         properties = _resources(hot).get(node.node + FLAVOR_SUFFIX, {}).get(
@@ -282,49 +304,47 @@ def repair_host_sizing(hot, chain):
         for key, parameter in SPEC_PARAMETERS.items():
             if isinstance(specs, dict) and key in specs:
                 places[parameter].append((specs, key))
-    parameters = hot.setdefault('parameters', {})
-    changes = []
-    for parameter, where in sorted(places.items()):
-        written = {str(holder[key]) for holder, key in where}
-        if len(written) != 1 or parameter in parameters:
-            continue
-        definition = shipped.parameter_definition(parameter)
-        value = where[0][0][where[0][1]]
-        definition['default'] = (int(value) if definition.get('type') ==
-                                 'number' else str(value))
-        parameters[parameter] = definition
-        for holder, key in where:
-            # Nova's extra spec values are strings; chain.yaml's
-            # numa_nodes is a number.
-            holder[key] = {'get_param': parameter} if key in (
-                SIZE_PARAMETERS) or definition['type'] != 'number' else {
-                'str_replace': {'template': '$n', 'params': {
-                    '$n': {'get_param': parameter}}}}
-        changes.append('parameters.%s: default %r' % (
-            parameter, definition['default']))
-    # A chain without a generator (an external tester) still takes the
-    # generator's sizes, unused, as chain.yaml does: the environment
-    # files set them for every chain.
-    for parameter in sorted(SIZING - set(places) - set(parameters)):
-        parameters[parameter] = shipped.parameter_definition(parameter)
-        changes.append('parameters.%s: unused, chain.yaml\'s definition'
-                       % parameter)
+    return places, flavors
+
+
+def _parameterise(parameters, parameter, where):
+    """`parameter` defined, defaulting to the one value every place holds.
+
+    Each place then takes it (get_param). Nothing when the places hold
+    different values or the template defines the parameter already.
+    """
+    written = {str(holder[key]) for holder, key in where}
+    if len(written) != 1 or parameter in parameters:
+        return []
+    definition = shipped.parameter_definition(parameter)
+    value = where[0][0][where[0][1]]
+    definition['default'] = (int(value) if definition.get('type') ==
+                             'number' else str(value))
+    parameters[parameter] = definition
+    for holder, key in where:
+        # Nova's extra spec values are strings; chain.yaml's
+        # numa_nodes is a number.
+        holder[key] = {'get_param': parameter} if key in (
+            SIZE_PARAMETERS) or definition['type'] != 'number' else {
+            'str_replace': {'template': '$n', 'params': {
+                '$n': {'get_param': parameter}}}}
+    return ['parameters.%s: default %r' % (parameter,
+                                           definition['default'])]
+
+
+def _pinned_only(hot, properties):
+    """A flavor's thread and emulator policies applied when pinned only."""
     policy = {'get_param': 'cpu_policy'}
-    for properties in flavors:
-        specs = properties.get('extra_specs')
-        if not isinstance(specs, dict) or specs.get(
-                'hw:cpu_policy') != policy:
-            continue
-        pinned = {key: specs.pop(key) for key in PINNED_ONLY if key in specs}
-        if not pinned:
-            continue
-        condition = _condition(hot, 'pinned', {'equals': [policy,
-                                                          'dedicated']})
-        properties['extra_specs'] = {'map_merge': [
-            specs, {'if': [condition, pinned, {}]}]}
-        changes.append('extra_specs: %s when pinned' % ', '.join(
-            sorted(pinned)))
-    return changes
+    specs = properties.get('extra_specs')
+    if not isinstance(specs, dict) or specs.get('hw:cpu_policy') != policy:
+        return []
+    pinned = {key: specs.pop(key) for key in PINNED_ONLY if key in specs}
+    if not pinned:
+        return []
+    condition = _condition(hot, 'pinned', {'equals': [policy, 'dedicated']})
+    properties['extra_specs'] = {'map_merge': [
+        specs, {'if': [condition, pinned, {}]}]}
+    return ['extra_specs: %s when pinned' % ', '.join(sorted(pinned))]
 
 
 def repair_servers(hot, chain):
