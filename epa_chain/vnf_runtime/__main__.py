@@ -94,6 +94,13 @@ def build_parser():
                      help='PROX executable (default: prox on PATH)')
     run.add_argument('--testpmd', metavar='PATH',
                      help='testpmd executable (default: dpdk-testpmd on PATH)')
+    _image_arguments(run)
+    _host_arguments(run)
+    return parser
+
+
+def _image_arguments(run):
+    """What the runtime does as the only agent of a guest."""
     image = run.add_argument_group(
         'in an image without cloud-init',
         'the runtime is the guest\'s only agent (the images\' service '
@@ -107,6 +114,10 @@ def build_parser():
                        type=_login_user,
                        help='whose authorized_keys get the SSH keys '
                             '(default: %(default)s)')
+
+
+def _host_arguments(run):
+    """A node on a host: vhost-user data ports, a share of the CPUs."""
     host = run.add_argument_group(
         'running on a host',
         'the data ports are vhost-user sockets (OVS dpdkvhostuserclient '
@@ -119,7 +130,6 @@ def build_parser():
     host.add_argument('--cpus', metavar='LIST', type=_cpu_list,
                       help='the CPUs the node may use (kernel cpulist, e.g. '
                            '0-1); default: the online CPUs')
-    return parser
 
 
 def main(argv=None):
