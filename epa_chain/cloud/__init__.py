@@ -37,6 +37,7 @@ proof           the proof document prove writes and measure
 tester          seed 000's external tester on a compute host's provider
                 bridges (`epa-chain tester`).
 vnf_tasks       the parked VNFs' PROX tasks: started for the traffic only.
+workflow        the named steps the scenario, prove and measure share.
 stack_needs     what a resolved stack asks of a cloud, read once.
 cloud_answers   preflight's questions to the cloud, answers parsed once.
 preflight       can this cloud host the stack? (`epa-chain preflight`).

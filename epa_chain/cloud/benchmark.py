@@ -25,45 +25,49 @@ registered with `add_cleanup` as soon as Heat has accepted it, so it
 happens even when a later step fails.
 """
 
+import dataclasses
 import functools
+import itertools
 import logging
 import time
+import typing
 
 from epa_chain.cloud import budget as budget_mod
-from epa_chain.cloud import epa_audit
 from epa_chain.cloud import hop_check
-from epa_chain.cloud import placement
-from epa_chain.cloud import preflight
 from epa_chain.cloud import readiness
 from epa_chain.cloud import results
 from epa_chain.cloud import stack as stack_mod
-from epa_chain.cloud import stack_needs
 from epa_chain.cloud import vnf_tasks
-from epa_chain import generators
+from epa_chain.cloud import workflow
 from epa_chain.measurement import campaign
-from epa_chain.measurement import hop_loss
 from epa_chain.measurement import report
-from epa_chain.measurement import verdicts
-from epa_chain.prox import generator as prox_generator_mod
 
 LOG = logging.getLogger(__name__)
 
 
-class BenchmarkError(RuntimeError):
+class BenchmarkError(workflow.StepError):
     """The stack is up but cannot be measured (e.g. no generator)."""
 
 
-def prox_generator(endpoint,
-                   rate_tolerance=prox_generator_mod.RATE_TOLERANCE):
-    """The PROX generator behind the stack's generator_control_endpoint."""
-    return generators.create('prox', host=endpoint['host'],
-                             port=int(endpoint['port']),
-                             rate_tolerance=rate_tolerance)
+# The workflow's step, here for the readers of its old place.
+prox_generator = workflow.prox_generator
 
 
 # Stands for the partial-results directory while plans are only checked
 # (a soak needs one); nothing is written there.
 PLAN_CHECK_DIR = '(checked before the run)'
+
+
+@dataclasses.dataclass
+class _Cases:
+    """What the campaigns of a run left: files, failures, cases not run."""
+
+    written: typing.List[str] = dataclasses.field(default_factory=list)
+    #: (label, cause, detail) of the cases that ended in an error
+    failed: list = dataclasses.field(default_factory=list)
+    not_run: typing.List[str] = dataclasses.field(default_factory=list)
+    #: the verdict tables of the cases that missed a KPI
+    missed: list = dataclasses.field(default_factory=list)
 
 
 class ChainBenchmark:
@@ -116,6 +120,28 @@ class ChainBenchmark:
         went, the EPA audit). `resolved` is the stack as stack.resolve saw
         it: its topology names the nodes to wait for.
         """
+        stack_id = self.create(stack_name, chain_length, direction,
+                               resolved)
+        outputs = self.stacks.outputs(stack_id)
+        shown = {server_id: self.compute.show_server(server_id)
+                 for server_id in self.stacks.server_ids(stack_id)}
+        nodes = readiness.expected_nodes(resolved.topology, {
+            server_id: server['name'] for server_id, server in shown.items()})
+        where = workflow.placed(shown, resolved.parameters, LOG.info)
+        ready = workflow.wait_ready(
+            self.compute, nodes, shown, self.options.vnf_ready_timeout,
+            LOG.info, interval=self.ready_interval, clock=self.clock,
+            sleep=self.sleep)
+        cloud = {'placement': where, 'boot': ready.boot,
+                 'epa_audit': self.audit(stack_name, sorted(shown))}
+        return outputs, cloud
+
+    def create(self, stack_name, chain_length, direction, resolved):
+        """Preflight, then create the stack; its ID, its deletion registered.
+
+        Deleting it is registered with `add_cleanup` as soon as Heat has
+        accepted it, and CREATE_COMPLETE waited for.
+        """
         args = stack_mod.build_create_args(stack_name, self.options,
                                            chain_length, direction)
         # A stack an earlier run could not delete still holds its VLANs.
@@ -128,53 +154,11 @@ class ChainBenchmark:
             self.stacks.delete, stack_id, self.options.stack_delete_timeout))
         self.stacks.wait_for_create(stack_id,
                                     self.options.stack_create_timeout)
-        outputs = self.stacks.outputs(stack_id)
-        shown = {server_id: self.compute.show_server(server_id)
-                 for server_id in self.stacks.server_ids(stack_id)}
-        nodes = readiness.expected_nodes(resolved.topology, {
-            server_id: server['name'] for server_id, server in shown.items()})
-        where = placement.record(
-            {server['name']: server for server in shown.values()},
-            resolved.parameters)
-        LOG.info('Placement: %s', placement.describe(where))
-        timelines = readiness.wait_until_ready(
-            nodes, self.compute, self.options.vnf_ready_timeout,
-            interval=self.ready_interval, clock=self.clock, sleep=self.sleep)
-        boot = readiness.boot_record(timelines, {
-            server['name']: server for server in shown.values()})
-        for line in readiness.describe_boot(boot):
-            LOG.info('Boot: %s', line)
-        cloud = {'placement': where, 'boot': boot,
-                 'epa_audit': self.audit(stack_name, sorted(shown))}
-        return outputs, cloud
+        return stack_id
 
     def audit(self, stack_name, server_ids):
-        """The EPA audit of the booted chain, for every results file.
-
-        Asked against given for each server (epa_audit): Nova's topology,
-        and libvirt and Open vSwitch when the servers run on this host. A
-        finding that invalidates a measurement is logged as a warning;
-        the results carry the document (valid: false) and the report
-        says so above its tables.
-        """
-        shown = {server_id: self.compute.server_topology(server_id)
-                 for server_id in server_ids}
-        images = self.compute.image_properties
-        try:
-            findings, host_checked = epa_audit.audit_servers(
-                shown, image_properties=images)
-        except epa_audit.HostError as error:
-            LOG.warning('EPA audit: the host part could not be read (%s); '
-                        'Nova\'s view alone', error)
-            findings, host_checked = epa_audit.audit_servers(
-                shown, 'no', image_properties=images)
-        document = epa_audit.document(stack_name, findings, host_checked)
-        LOG.info('%s', epa_audit.table(findings))
-        if not document['valid']:
-            LOG.warning('EPA audit: %d finding(s) invalidate the '
-                        'measurement of %s; its results are marked',
-                        len(epa_audit.invalidating(findings)), stack_name)
-        return document
+        """The EPA audit of the booted chain (workflow.audit)."""
+        return workflow.audit(self.compute, stack_name, server_ids, log=LOG)
 
     def preflight(self, resolved):
         """BenchmarkError, nothing created, when the cloud cannot host it.
@@ -182,15 +166,10 @@ class ChainBenchmark:
         The findings are logged either way: what was checked, and what
         no API could show.
         """
-        if self.answers is None:
-            return
-        findings = preflight.check(stack_needs.needs_of(resolved),
-                                   self.answers)
-        if not preflight.passed(findings):
-            raise BenchmarkError('preflight: the cloud cannot host the '
-                                 'stack (nothing created):\n%s'
-                                 % preflight.table(findings))
-        LOG.info('Preflight:\n%s', preflight.table(findings))
+        try:
+            workflow.preflight(resolved, self.answers, LOG.info)
+        except workflow.StepError as error:
+            raise BenchmarkError(str(error)) from None
 
     def measure(self, outputs, chain_length, direction, cloud=None):
         """Hop check, then every campaign; return the files written.
@@ -207,72 +186,79 @@ class ChainBenchmark:
                 'scenarios need the in-stack generator' % (endpoint,))
         run_dir = results.run_directory(self.options.results_dir,
                                         chain_length, direction)
-        written, failed, not_run, missed = [], [], [], []
-        options = self.options
         tasks = self.tasks_factory(vnf_tasks.endpoints(outputs))
-        cloud = dict(cloud or {})
         with self.generator_factory(endpoint) as generator, \
                 vnf_tasks.running(tasks):
-            checked = hop_check.check(
-                generator, direction, outputs,
-                load_fraction=options.hop_check_load_fraction,
-                max_loss_ratio=options.hop_check_max_loss_ratio,
-                attempts=options.hop_check_attempts, sleep=self.sleep)
-            cloud.update(hop_check=hop_check.record(
-                checked, options.hop_check_load_fraction,
-                options.hop_check_max_loss_ratio,
-                options.hop_check_attempts),
-                vnf_tasks=vnf_tasks.record(tasks))
+            cloud = dict(cloud or {}, vnf_tasks=vnf_tasks.record(tasks),
+                         hop_check=self.hop_check(generator, outputs,
+                                                  direction))
             counting = self.loss_split(generator, outputs, direction)
-            for frame_size in options.campaign.frame_sizes:
-                for flows in options.campaign.flow_counts:
-                    stem = results.file_stem(frame_size, flows)
-                    if not_run or not self.budget.allows(
-                            budget_mod.case_minimum_s(options),
-                            options.stack_delete_timeout):
-                        # Keep the deletion's time: the test timeout
-                        # would otherwise interrupt it.
-                        not_run.append(stem)
-                        continue
-                    LOG.info('Measuring %s', stem)
-                    plan = options.case_campaign(
-                        frame_size, flows, direction, chain_length,
-                        results.partial_directory(run_dir, stem))
-                    document = campaign.run(counting or generator, plan,
-                                            progress=LOG.info)
-                    document['cloud'] = cloud
-                    kpis = options.kpi_file
-                    if kpis is not None:
-                        judged = verdicts.judge(document, kpis)
-                        document['kpi'] = verdicts.record(judged,
-                                                          kpis.source)
-                        if not verdicts.passed(judged):
-                            missed.append(verdicts.table(judged,
-                                                         kpis.source))
-                    written.extend(results.write(run_dir, stem, document))
-                    failed.extend(campaign.errors(document))
+            done = self.cases(counting or generator, cloud,
+                              (chain_length, direction), run_dir)
         LOG.info('Results in %s', run_dir)
-        if not_run:
+        self.raise_unfinished(done, run_dir)
+        return done.written
+
+    def hop_check(self, generator, outputs, direction):
+        """Every direction's hop check, as the results' cloud.hop_check."""
+        settings = workflow.HopSettings(
+            load_fraction=self.options.hop_check_load_fraction,
+            max_loss_ratio=self.options.hop_check_max_loss_ratio,
+            attempts=self.options.hop_check_attempts)
+        return settings.record(list(workflow.hop_checks(
+            generator, direction, outputs, settings, sleep=self.sleep)))
+
+    def cases(self, generator, cloud, chain, run_dir):
+        """Every frame size x flow count the time allows; a _Cases.
+
+        `chain` is (chain_length, direction).
+        """
+        done = _Cases()
+        campaign_options = self.options.campaign
+        for frame_size, flows in itertools.product(
+                campaign_options.frame_sizes, campaign_options.flow_counts):
+            stem = results.file_stem(frame_size, flows)
+            if done.not_run or not self.budget.allows(
+                    budget_mod.case_minimum_s(self.options),
+                    self.options.stack_delete_timeout):
+                # Keep the deletion's time: the test timeout would
+                # otherwise interrupt it.
+                done.not_run.append(stem)
+                continue
+            LOG.info('Measuring %s', stem)
+            plan = self.options.case_campaign(
+                frame_size, flows, chain[1], chain[0],
+                results.partial_directory(run_dir, stem))
+            document, missed = workflow.measure_case(
+                generator, plan, cloud, self.options.kpi_file, LOG.info)
+            if missed is not None:
+                done.missed.append(missed)
+            done.written.extend(results.write(run_dir, stem, document))
+            done.failed.extend(campaign.errors(document))
+        return done
+
+    def raise_unfinished(self, done, run_dir):
+        """BenchmarkError for cases not run, failed, or short of a KPI."""
+        if done.not_run:
             raise BenchmarkError(
                 'the test timeout (%d s%s) left no time for %d case(s): %s '
                 '(results of the others in %s); raise OS_TEST_TIMEOUT or '
                 '[epa_chain] timeout_scaling_factor, or measure less' % (
                     self.budget.total_s, self.budget.description,
-                    len(not_run), ', '.join(not_run), run_dir))
-        if failed:
+                    len(done.not_run), ', '.join(done.not_run), run_dir))
+        if done.failed:
             # Measured cases are written; a case that ended in a generator
             # error (VNF stopped forwarding, rate not reached) has no figure.
             raise BenchmarkError('%d case(s) failed, results in %s: %s' % (
-                len(failed), run_dir, '; '.join(
+                len(done.failed), run_dir, '; '.join(
                     '%s: %s%s' % (label, cause, ' (%s)' % detail
                                   if detail else '')
-                    for label, cause, detail in failed)))
-        if missed:
+                    for label, cause, detail in done.failed)))
+        if done.missed:
             raise BenchmarkError('[epa_chain] kpi_file: a KPI not met, '
                                  'results in %s:\n%s' % (run_dir, '\n'.join(
                                      report.render_table(t)
-                                     for t in missed)))
-        return written
+                                     for t in done.missed)))
 
     def loss_split(self, generator, outputs, direction):
         """`generator` splitting each lossy trial by hop, or None.
@@ -292,8 +278,8 @@ class ChainBenchmark:
         except self.switch.OVSError as error:
             LOG.info('Loss not split by hop: %s', error)
             return None
-        return hop_loss.CountingGenerator(generator, paths,
-                                          self.switch.live_counters)
+        return workflow.split_by_hop(generator, paths,
+                                     self.switch.live_counters)
 
     def check_plans(self, chain_length, direction):
         """Build every campaign once before deploying anything.
