@@ -140,14 +140,21 @@ class ScriptedProx:
         if line == 'version':
             return None  # the recorded version reply
         self.commands.append(line)
+        self._track(line)
+        if line == 'dp core stats 1 1' and self.lat_started:
+            return prox_replay.Reply.lines(self._late_frames())
+        if line.startswith(SILENT):
+            return prox_replay.NO_REPLY
+        return self._reply(line)
+
+    def _track(self, line):
+        """The tasks' state after a command that starts or stops one."""
         if line == 'stop all':
             self.state, self.served = 'idle', {}
             self.stale_latency = True
             self.gen_started = self.lat_started = False
         if line == 'start 1 1':
             self.lat_started = True
-        if line == 'dp core stats 1 1' and self.lat_started:
-            return prox_replay.Reply.lines(self._late_frames())
         if line == 'reset lat stats':
             self.stale_latency = False
         # The gen task starts silent; its speed opens and closes the
@@ -159,8 +166,9 @@ class ScriptedProx:
                 self.state = 'running'
             elif self.state == 'running':
                 self.state = 'stopped'
-        if line.startswith(SILENT):
-            return prox_replay.NO_REPLY
+
+    def _reply(self, line):
+        """The reply of the phase the tasks are in, or a recorded one."""
         if line == 'echo $epa_chain_layout':
             # the recorded gen.cfg has no such variable: PROX answers
             # nothing, like for any variable it does not know
@@ -179,6 +187,11 @@ class ScriptedProx:
                            self.stale_latency else 'running'])
         if line == TOT_PATHS:
             return prox_replay.Reply.lines(self.phase['tot'])
+        return self._recorded(line)
+
+    @staticmethod
+    def _recorded(line):
+        """The recording's reply to a stats query; None: the default."""
         # the layout check
         if line in ('dp core stats 1 0', 'dp core stats 1 1'):
             task = int(line[-1])
