@@ -377,8 +377,16 @@ class TestBringUp(RuntimeCase):
 
         runtime = self.runtime(drive, during_watch=during_watch)
         self.assertEqual(0, runtime.run())
-        # While forwarding: ready, data NICs on vfio-pci, pages reserved;
-        # first where the boot went.
+        self._check_forwarding(seen)
+        self._check_bring_up_order()
+        self._check_parked(seen)
+        self._check_given_back()
+
+    def _check_forwarding(self, seen):
+        """While forwarding: ready, data NICs on vfio-pci, pages reserved.
+
+        First on the console: where the boot went.
+        """
         self.assertEqual([BOOT_LINE % 'epa-chain-vnf1',
                           'EPA-CHAIN READY epa-chain-vnf1 prox'],
                          seen['console'])
@@ -394,8 +402,9 @@ class TestBringUp(RuntimeCase):
         self.assertEqual({'left': '0000:00:04.0', 'right': '0000:00:05.0'},
                          {name: port['pci'] for name, port in
                           seen['status']['ports'].items()})
-        # Learning frames went out while the kernel still had the NICs,
-        # then vfio in no-IOMMU mode, then the engine.
+
+    def _check_bring_up_order(self):
+        """Learning frames while the kernel had the NICs, vfio, engine."""
         kinds = [event[0] for event in self.recorder.events]
         self.assertEqual(['learn', 'run', 'run', 'start', 'stop'], kinds)
         self.assertEqual((('eth1', '00:00:00:00:00:10', 'left'),
@@ -406,15 +415,21 @@ class TestBringUp(RuntimeCase):
         self.assertEqual('Y', self.kernel.read(NOIOMMU))
         self.assertEqual(('-f', os.path.join(self.run_dir, 'prox.cfg')),
                          self.recorder.events[3][1][1:3])
-        # Parked (the templates' default): PROX waits with its tasks
-        # stopped (-e), its control socket relayed on the management NIC.
+
+    def _check_parked(self, seen):
+        """PROX waits with its tasks stopped (-e, the templates' default).
+
+        Its control socket relayed on the management NIC.
+        """
         self.assertIn('-e', self.recorder.events[3][1])
         relay, = self.relays
         self.assertEqual(('192.0.2.99', 8474, 'eth0'),
                          (relay.address, relay.port, relay.interface))
         self.assertEqual({'address': '192.0.2.99', 'port': 8474,
                           'interface': 'eth0'}, seen['status']['control'])
-        # Stopped: everything given back.
+
+    def _check_given_back(self):
+        """Stopped: NICs back on virtio-pci, pages freed, no bindings."""
         self.assertEqual('stopped', self.status_file()['state'])
         self.assertEqual({'0000:00:03.0': 'virtio-pci',
                           '0000:00:04.0': 'virtio-pci',
