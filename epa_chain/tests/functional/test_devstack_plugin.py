@@ -283,8 +283,18 @@ class DevstackPluginTest(testtools.TestCase):
             'OVS_BRIDGE_MAPPINGS', 'ML2_VLAN_RANGES')
         physnet_bridges = dict(m.split(':') for m in
                                bridge_mappings.split(','))
+        other_config = self._check_ovs_dpdk()
+        self._check_bridges(physnet_bridges)
+        self.keep_output(self.vsctl('show'), other_config)
+        self._check_neutron(bridge_mappings, vlan_ranges)
+        self._check_nova()
+        self._check_tempest(vlan_ranges)
+        # unstack removes the provider bridges, not devstack's br-int.
+        self.run_plugin('unstack')
+        self.assertEqual({'br-int'}, set(self.rows('Bridge')))
 
-        # Open vSwitch: DPDK initialised with the knobs' values.
+    def _check_ovs_dpdk(self):
+        """Open vSwitch: DPDK initialised with the knobs' values."""
         system = self.rows('Open_vSwitch', 'other_config',
                            'dpdk_initialized', key='_uuid')
         self.assertEqual(1, len(system))
@@ -304,9 +314,14 @@ class DevstackPluginTest(testtools.TestCase):
         self.assertEqual(
             0, subprocess.run(['mountpoint', '-q', os.path.join(
                 self.tmp, 'hugepages')]).returncode)
+        return other_config
 
-        # Bridges: br-int and one per physnet, all userspace; the no-NIC
-        # fallback leaves the provider bridges with their own port only.
+    def _check_bridges(self, physnet_bridges):
+        """br-int and one bridge per physnet, all userspace.
+
+        The no-NIC fallback leaves the provider bridges with their own
+        port only.
+        """
         bridges = self.rows('Bridge', 'datapath_type', 'external_ids')
         self.assertEqual({'br-int'} | set(physnet_bridges.values()),
                          set(bridges))
@@ -323,12 +338,13 @@ class DevstackPluginTest(testtools.TestCase):
             self.assertEqual('internal', interfaces[bridge]['type'])
             self.assertGreater(interfaces[bridge]['ofport'], 0)
             self.assertEqual([], interfaces[bridge]['error'])
-        show = self.vsctl('show')
-        self.keep_output(show, other_config)
 
-        # Neutron: ML2 VLAN ranges per physnet; the agent's bridges,
-        # datapath and vhost-user socket directory (q-agt reads
-        # ml2_conf.ini in devstack).
+    def _check_neutron(self, bridge_mappings, vlan_ranges):
+        """ML2 VLAN ranges per physnet; the agent's bridges and datapath.
+
+        And the vhost-user socket directory (q-agt reads ml2_conf.ini in
+        devstack).
+        """
         ml2 = read_ini(os.path.join(self.root, 'etc', 'neutron', 'plugins',
                                     'ml2', 'ml2_conf.ini'))
         self.assertEqual([vlan_ranges],
@@ -341,8 +357,8 @@ class DevstackPluginTest(testtools.TestCase):
         self.assertEqual([socket_dir], ml2['ovs']['vhostuser_socket_dir'])
         self.assertTrue(os.path.isdir(socket_dir))
 
-        # Nova: NUMATopologyFilter added to devstack's filters, pinning,
-        # and OVS's huge pages reserved.
+    def _check_nova(self):
+        """NUMATopologyFilter added, pinning, OVS's huge pages reserved."""
         nova = read_ini(os.path.join(self.root, 'etc', 'nova', 'nova.conf'))
         self.assertEqual([_DEVSTACK_NOVA_FILTERS + ',NUMATopologyFilter'],
                          nova['filter_scheduler']['enabled_filters'])
@@ -352,7 +368,8 @@ class DevstackPluginTest(testtools.TestCase):
                                                        _SOCKET_PAGES)],
                          nova['DEFAULT']['reserved_huge_pages'])
 
-        # Tempest: the plugin's options; segments from the VLAN ranges.
+    def _check_tempest(self, vlan_ranges):
+        """The plugin's options; segments from the VLAN ranges."""
         tempest = read_ini(os.path.join(self.root, 'opt', 'stack', 'tempest',
                                         'etc', 'tempest.conf'))
         self.assertEqual(['False'],
@@ -373,10 +390,6 @@ class DevstackPluginTest(testtools.TestCase):
             'trial_duration': ['10'],
             'chain_lengths': ['1,2'],
         }, options)
-
-        # unstack removes the provider bridges, not devstack's br-int.
-        self.run_plugin('unstack')
-        self.assertEqual({'br-int'}, set(self.rows('Bridge')))
 
     def test_dpdk_port_by_pci_address(self):
         # No NIC to give: OVS must record the port as the plugin asked
