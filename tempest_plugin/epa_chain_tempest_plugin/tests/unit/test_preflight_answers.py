@@ -45,7 +45,15 @@ def _stdout(answers, key):
 def _manager(answers):
     """Tempest's admin clients answering the recorded state via the APIs."""
     manager = mock.Mock()
+    _images(manager, answers)
+    _networks(manager, answers)
+    _placement(manager, answers)
+    _limits_and_quotas(manager, answers)
+    return manager
 
+
+def _images(manager, answers):
+    """Images by name; none by ID."""
     def list_images(params):
         image = _stdout(answers, 'image show -f json -- ' + params['name'])
         return {'images': [image] if image else []}
@@ -53,6 +61,9 @@ def _manager(answers):
     manager.image_client_v2.list_images.side_effect = list_images
     manager.image_client_v2.show_image.side_effect = lib_exc.NotFound()
 
+
+def _networks(manager, answers):
+    """Networks by name or by segment, extensions, segment ranges."""
     def list_networks(**filters):
         if 'name' in filters:
             network = _stdout(answers, 'network show -f json -- %s'
@@ -76,6 +87,10 @@ def _manager(answers):
              'minimum': r['Minimum ID'], 'maximum': r['Maximum ID']}
             for r in _stdout(answers, 'network segment range list --long '
                              '-f json')]}
+
+
+def _placement(manager, answers):
+    """The resource providers, their inventories and usages."""
     providers = manager.resource_providers_client
     providers.list_resource_providers.return_value = {
         'resource_providers': _stdout(answers,
@@ -87,6 +102,10 @@ def _manager(answers):
         'usages': {u['resource_class']: u['usage'] for u in _stdout(
             answers, 'resource provider usage show -f json -- %s'
             % recorded_cloud.PROVIDER)}}
+
+
+def _limits_and_quotas(manager, answers):
+    """Nova's absolute limits and Neutron's quota details."""
     limits = {row['Name']: row['Value'] for row in _stdout(
         answers, 'limits show --absolute -f json')}
     # The compute API's own names.
@@ -105,7 +124,6 @@ def _manager(answers):
             'limit': row['Limit'], 'used': row['In Use'],
             'reserved': row['Reserved']} for row in _stdout(
                 answers, 'quota show --usage --network -f json')}}
-    return manager
 
 
 class TempestCloudAnswersTest(testtools.TestCase):
