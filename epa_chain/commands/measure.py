@@ -149,19 +149,14 @@ def _request(args):
         outputs.check_directory(plan.results_dir, '--results-dir')
     loss_paths, vnf_endpoints = None, ()
     if args.loss_by_hop is not None:
-        loss_paths, vnf_endpoints = _proven_chain(args.loss_by_hop,
-                                                  plan.directions)
+        from epa_chain.cloud import proof
+
+        loss_paths, vnf_endpoints = proof.proven_chain(args.loss_by_hop,
+                                                       plan.directions)
     return Request(generator=args.generator, options=options, campaign=plan,
                    json=args.json, tables=args.tables, quiet=args.quiet,
                    prox_endpoint=args.prox_endpoint, loss_paths=loss_paths,
                    vnf_endpoints=vnf_endpoints)
-
-
-def _proven_chain(path, directions):
-    """The hops of each measured direction, and the parked VNFs."""
-    from epa_chain.cloud import proof
-
-    return proof.proven_chain(path, directions)
 
 
 def run(args):
@@ -189,67 +184,25 @@ def _progress(line):
     print(line, file=sys.stderr, flush=True)
 
 
-def _counting(generator, paths):
-    from epa_chain.cloud import ovs_hops
-    from epa_chain.measurement import hop_loss
-
-    return hop_loss.CountingGenerator(generator, paths,
-                                      ovs_hops.live_counters)
-
-
-def _absent_ports(paths, read=None):
-    """Why the proof's ports cannot be read here ('' when they can)."""
-    from epa_chain.cloud import ovs_hops
-
-    try:
-        counters = (read or ovs_hops.live_counters)()
-    except ovs_hops.OVSError as error:
-        return str(error)
-    absent = sorted({port for hops in paths.values() for hop in hops
-                     for port in (hop.in_port, hop.out_port)
-                     if port is not None and port not in counters})
-    if absent:
-        return ('%s not on this host\'s Open vSwitch: run measure on the '
-                'compute host that runs the chain' % ', '.join(absent))
-    return ''
-
-
 def _measure(request, generator):
-    """Run the campaign and write its results; the exit status."""
+    """Run the workflow's campaign, write its results; the exit status."""
+    from epa_chain.cloud import workflow
+
+    progress = None if request.quiet else _progress
+    try:
+        document = workflow.measure(generator, request, progress)
+    except workflow.NothingMeasured as error:
+        _error(error)
+        return 1
+    return _write(request, document, progress)
+
+
+def _write(request, document, progress):
+    """Write the results and the tables asked for; the exit status."""
     from epa_chain.measurement import campaign
     from epa_chain.measurement import report
     from epa_chain.measurement import results
 
-    from epa_chain.cloud import vnf_tasks
-
-    progress = None if request.quiet else _progress
-    if request.loss_paths is not None:
-        generator = _counting(generator, request.loss_paths)
-    tasks = vnf_tasks.Tasks(request.vnf_endpoints,
-                            log=progress or (lambda line: None))
-    with generator:
-        if request.loss_paths is not None:
-            absent = _absent_ports(request.loss_paths)
-            if absent:
-                _error('--loss-by-hop: %s; nothing measured' % absent)
-                return 1
-        # PROX out of reach fails every case the same way, each after a
-        # connect timeout: say it once, before the campaign.
-        unreachable = generator.describe().get('connect_error')
-        if unreachable:
-            _error('--prox-endpoint %s: %s; nothing measured'
-                   % (request.prox_endpoint, unreachable))
-            return 1
-        try:
-            with vnf_tasks.running(tasks):
-                document = campaign.run(generator, request.campaign,
-                                        progress)
-        except vnf_tasks.TasksError as error:
-            _error('--loss-by-hop: %s; nothing measured' % error)
-            return 1
-    if tasks.endpoints:
-        document.setdefault('cloud', {})['vnf_tasks'] = vnf_tasks.record(
-            tasks)
     if request.json == outputs.STDOUT:
         sys.stdout.write(results.to_text(document))
     else:

@@ -42,25 +42,15 @@ presets as shipped) is driven through that tester's PROX control address:
       --generator-endpoint 127.0.0.1:8474
 """
 
-import importlib.util
 import math
 import sys
-import time
 
-from epa_chain.chain import directions as chain_directions
-from epa_chain.chain import readiness as node_readiness
-from epa_chain.cloud import benchmark
 from epa_chain.cloud import hop_check
 from epa_chain.cloud import openstack_cli
-from epa_chain.cloud import ovs_hops
-from epa_chain.cloud import placement
 from epa_chain.cloud import proof as proof_doc
-from epa_chain.cloud import readiness
-from epa_chain.cloud import vnf_tasks
+from epa_chain.cloud import workflow
 from epa_chain.commands import _arguments
-from epa_chain.measurement import trial
 from epa_chain import outputs
-from epa_chain.validation import findings
 
 # The proof's schema (cloud/proof.py owns the document).
 PROOF_SCHEMA = proof_doc.SCHEMA
@@ -112,16 +102,11 @@ def _say(text):
     print(text, file=sys.stderr, flush=True)
 
 
-def _one_line(text):
-    # The client's stderr, a console log: many lines; an error is one.
-    return ' '.join(str(text).split())
-
-
 def check_arguments(args):
     """Refuse, before the cloud is asked anything, what cannot be right.
 
-    ValueError naming the option; the stack name never becomes an option
-    of the client.
+    Returns the workflow.ProveRequest; ValueError naming the option. The
+    stack name never becomes an option of the client.
     """
     openstack_cli.check_stack_reference(args.stack)
     if args.os_cloud is not None and (
@@ -140,233 +125,29 @@ def check_arguments(args):
     except hop_check.SettingError as error:
         raise ValueError('%s %r: %s' % (SETTING_FLAGS[error.setting],
                                         error.value, error.fix)) from None
+    endpoint = None
     if args.generator_endpoint is not None:
-        _arguments.parse_endpoint(args.generator_endpoint,
-                                  '--generator-endpoint')
+        endpoint = _arguments.parse_endpoint(args.generator_endpoint,
+                                             '--generator-endpoint')
     if args.json is not None:
         outputs.check_file(args.json, '--json', allow_stdout=True)
-
-
-def _generator_endpoint(stack_outputs, args):
-    """{host, port} of the generator: in the stack, or the tester's."""
-    endpoint = stack_outputs.get('generator_control_endpoint')
-    in_stack = bool(endpoint and endpoint.get('host'))
-    if in_stack and args.generator_endpoint:
-        raise benchmark.BenchmarkError(
-            'stack %s has its own generator (%s:%s): --generator-endpoint '
-            'is for a stack with endpoints=external' % (
-                args.stack, endpoint['host'], endpoint['port']))
-    if in_stack:
-        return endpoint
-    if not args.generator_endpoint:
-        raise benchmark.BenchmarkError(
-            'stack %s has no generator_control_endpoint (endpoints='
-            'external): give the external tester\'s PROX control address '
-            'with --generator-endpoint HOST:PORT (`epa-chain tester up` '
-            'prints it)' % args.stack)
-    host, port = _arguments.parse_endpoint(args.generator_endpoint,
-                                           '--generator-endpoint')
-    return {'host': host, 'port': port}
-
-
-def _preflight_hint(cli, stack, shown):
-    """Why Nova found no host, as preflight sees it now; '' if unknown.
-
-    For a stack Nova refused ("No valid host was found") without a hard
-    placement policy to blame: the capacity blockers preflight finds for
-    the template Heat holds (no host reporting PCPU, say), with their fix.
-    """
-    if not any(message in (shown.reason or '')
-               for message in placement.NOVA_NO_HOST) or \
-            importlib.util.find_spec('heat') is None:
-        return ''
-    from epa_chain.cloud import cloud_answers
-    from epa_chain.cloud import preflight
-    from epa_chain.cloud import stack_needs
-    from epa_chain.hot import files
-    from epa_chain.hot import resolve
-
-    name = shown.name or stack
-    try:
-        resolved = resolve.resolve(files.from_heat(
-            name, *cli.created_from(stack)), stack_name=name)
-    except (openstack_cli.CLIError, ValueError, resolve.ResolveError):
-        return ''
-    findings = preflight.check(stack_needs.needs_of(resolved),
-                               cloud_answers.CloudView(cli))
-    return '; '.join('preflight: %s; fix: %s' % (f.message, f.fix)
-                     for f in findings if f.verdict == preflight.BLOCKS and
-                     f.check == 'capacity')
-
-
-def _check_created(cli, stack, shown, proof):
-    """The created stack resolved and checked offline, or None.
-
-    The one resolve-and-check (validation/check.py) on the template,
-    environment and files Heat holds for the stack: the chain's nodes
-    and engines come from what Heat resolved, and what the NFV rules
-    find is said (and kept in the proof) before waiting for the stack,
-    as warnings: the stack exists, its frames are the verdict. Without
-    Heat's engine (epa-chain[validation]), or when Heat does not give
-    the files, the chain is read from the stack's outputs and
-    parameters, and prove says so.
-    """
-    if importlib.util.find_spec('heat') is None:
-        _say('note: the stack is not checked (Heat\'s engine is not '
-             'installed: pip install \'epa-chain[validation]\'); its '
-             'chain is read from its outputs')
-        return None
-    from epa_chain.hot import files
-    from epa_chain.validation import check
-
-    name = shown.name or stack
-    try:
-        template_set = files.from_heat(name, *cli.created_from(stack))
-        checked = check.check_stack(template_set, stack_name=name)
-    except (openstack_cli.CLIError, ValueError) as exc:
-        # LoadError is a ValueError, as is JSON the client garbled.
-        _say('note: the stack is not checked (%s); its chain is read '
-             'from its outputs' % _one_line(exc))
-        return None
-    except check.StackRefused as exc:
-        checked, found = exc.resolved, exc.findings
-    else:
-        found = checked.findings
-    shown_findings = [f for f in found if f.severity != findings.SKIPPED]
-    for finding in shown_findings:
-        _say('warning: %s' % _one_line(finding))
-    proof['findings'] = [f.as_dict() for f in shown_findings]
-    return checked
-
-
-def _expected_nodes(shown, stack, outputs, parameters, checked):
-    """The stack's servers with the engine each must report.
-
-    `shown` is {server id: `server show`} of the stack's servers. From the
-    resolved stack's node configs when it was checked (as the Tempest
-    benchmark does), else the generator (the first hop of the forward
-    chain) runs PROX and every VNF the stack's vnf_engine.
-    """
-    if not shown:
-        raise node_readiness.NotReadyError('stack %s has no server' % stack)
-    servers = {server_id: server['name']
-               for server_id, server in shown.items()}
-    if checked is not None:
-        return readiness.expected_nodes(checked.topology, servers)
-    generator = (outputs.get('forward_chain') or [{}])[0].get('server')
-    return [readiness.Node(server_id, name, 'prox' if name == generator
-                           else parameters.get('vnf_engine', 'prox'))
-            for server_id, name in sorted(servers.items(),
-                                          key=lambda item: item[1])]
-
-
-def _wait_ready(cli, nodes, timeout, shown, proof):
-    """Wait for every READY; record how long, and each guest's boot."""
-    started = time.monotonic()
-    _say('waiting for EPA-CHAIN READY from %s' % ', '.join(
-        '%s (%s)' % (node.name, node.engine) for node in nodes))
-    timelines = readiness.wait_until_ready(nodes, cli, timeout, interval=5.0)
-    proof['ready_after_s'] = round(time.monotonic() - started, 1)
-    proof['boot'] = readiness.boot_record(timelines, {
-        server['name']: server for server in shown.values()})
-    for line in readiness.describe_boot(proof['boot']):
-        _say('boot: ' + line)
-
-
-def _hop_counter(direction, hops, max_loss_ratio, seen):
-    """An observe hook for hop_check.check: OVS counters around a trial.
-
-    Each attempt is counted on its own; `seen` keeps the last attempt's
-    counts for the proof.
-    """
-    def observe(run):
-        before = ovs_hops.settled_snapshot()
-        result = run()
-        after = ovs_hops.settled_snapshot()
-        counts = ovs_hops.hop_counts(hops, before, after)
-        seen[:] = counts
-        sent = [d for d in result.directions
-                if d.direction == direction][0].tx_frames
-        for count in counts:
-            _say('  %-9s %s:%s %s %d frames' % (
-                direction, count.server, count.role, count.counted,
-                count.frames))
-        short = ovs_hops.first_short_hop(counts, sent, max_loss_ratio)
-        if short is not None:
-            raise hop_check.HopCheckError(
-                '%s direction: %s:%s (%s) %s %d of the %d frames sent'
-                % (direction, short.server, short.role, short.interface,
-                   short.counted, short.frames, sent))
-        return result
-    return observe
-
-
-def _prove_direction(generator, direction, outputs, args, proof):
-    hops = outputs.get(hop_check.CHAIN_OUTPUTS[direction]) or []
-    counts = []
-    watch = {} if args.no_ovs else {'observe': _hop_counter(
-        direction, hops, args.max_loss_ratio, counts)}
-    (checked,) = hop_check.check(generator, [direction], outputs,
-                                 load_fraction=args.load_fraction,
-                                 max_loss_ratio=args.max_loss_ratio,
-                                 attempts=args.attempts, **watch)
-    proof['directions'].append(proof_doc.direction_entry(
-        checked, hops, None if args.no_ovs else counts))
+    return workflow.ProveRequest(
+        stack=args.stack, ready_timeout=args.ready_timeout,
+        hop=workflow.HopSettings(args.load_fraction, args.max_loss_ratio,
+                                 args.attempts),
+        generator_endpoint=endpoint, no_ovs=args.no_ovs)
 
 
 def run(args):
     try:
-        check_arguments(args)
+        request = check_arguments(args)
     except ValueError as error:
-        _say('epa-chain prove: %s' % _one_line(error))
+        _say('epa-chain prove: %s' % workflow.one_line(error))
         return 2
-    cli = openstack_cli.OpenStackCLI(args.os_cloud)
-    proof = proof_doc.new(args.stack)
-    try:
-        stack = cli.stack(args.stack)
-        if stack.status != 'CREATE_COMPLETE':
-            hint = placement.failure_hint(stack.parameters, stack.reason)
-            hint = hint or _preflight_hint(cli, args.stack, stack)
-            raise openstack_cli.CLIError('stack %s is %s: %s%s' % (
-                args.stack, stack.status, stack.reason,
-                ' (%s)' % hint if hint else ''))
-        stack_outputs = stack.outputs
-        endpoint = _generator_endpoint(stack_outputs, args)
-        checked = _check_created(cli, args.stack, stack, proof)
-        shown = cli.stack_servers(args.stack)
-        nodes = _expected_nodes(shown, args.stack, stack_outputs,
-                                stack.parameters, checked)
-        proof['servers'] = {node.name: node.engine for node in nodes}
-        proof['placement'] = placement.record(
-            {server['name']: server for server in shown.values()},
-            stack.parameters)
-        _say('placement: %s' % placement.describe(proof['placement']))
-        _wait_ready(cli, nodes, args.ready_timeout, shown, proof)
-        _say('every server is ready; generator at %s:%s'
-             % (endpoint['host'], endpoint['port']))
-        directions = chain_directions.parse(
-            'bi' if stack_outputs.get('reverse_chain') else 'uni')
-        proof['directions'] = []
-        parked = vnf_tasks.endpoints(stack_outputs)
-        proof_doc.record_parked(proof, parked)
-        tasks = vnf_tasks.Tasks(parked, log=_say)
-        with benchmark.prox_generator(endpoint) as generator, \
-                vnf_tasks.running(tasks):
-            proof['vnf_tasks'] = vnf_tasks.record(tasks)
-            for direction in directions:
-                _prove_direction(generator, direction, stack_outputs, args,
-                                 proof)
-                entry = proof['directions'][-1]
-                _say('%s: %d/%d frames through the chain (attempt %d)' % (
-                    direction, entry['rx_frames'], entry['tx_frames'],
-                    entry['attempts']))
-        proof['proven'] = True
-    except (openstack_cli.CLIError, node_readiness.NotReadyError,
-            benchmark.BenchmarkError, hop_check.HopCheckError,
-            ovs_hops.OVSError, trial.GeneratorError, vnf_tasks.TasksError,
-            OSError) as exc:
-        proof['error'] = str(exc)
-        _say('epa-chain prove: %s' % _one_line(exc))
+    proof = workflow.prove(openstack_cli.OpenStackCLI(args.os_cloud),
+                           request, _say)
+    if 'error' in proof:
+        _say('epa-chain prove: %s' % workflow.one_line(proof['error']))
     if args.json is not None:
         proof_doc.write(proof, args.json)
     if proof['proven']:

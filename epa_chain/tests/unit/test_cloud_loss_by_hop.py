@@ -22,6 +22,8 @@ import fixtures
 import testtools
 
 from epa_chain.cloud import ovs_hops
+from epa_chain.cloud import proof
+from epa_chain.cloud import workflow
 from epa_chain.commands import measure
 from epa_chain.measurement import hop_loss
 from epa_chain.tests.unit import test_measurement_hop_loss as hop_tests
@@ -184,16 +186,16 @@ class TestLiveCounters(testtools.TestCase):
     def test_ports_missing_here_are_said_before_measuring(self):
         paths = ovs_hops.loss_paths(TESTER_PROOF)
         present = {'vhu1l': None, 'vhu1r': None}
-        reason = measure._absent_ports(paths, lambda: present)
+        reason = workflow.absent_ports(paths, lambda: present)
         self.assertIn('vhu2l, vhu2r not on this host\'s Open vSwitch',
                       reason)
-        self.assertEqual('', measure._absent_ports(
+        self.assertEqual('', workflow.absent_ports(
             paths, lambda: dict(present, vhu2l=None, vhu2r=None)))
 
         def unreadable():
             raise ovs_hops.OVSError('ovs-vsctl not found')
         self.assertEqual('ovs-vsctl not found',
-                         measure._absent_ports(paths, unreadable))
+                         workflow.absent_ports(paths, unreadable))
 
 
 class TestParkedVnfsOfTheProof(testtools.TestCase):
@@ -202,8 +204,6 @@ class TestParkedVnfsOfTheProof(testtools.TestCase):
     def _proof(self, **fields):
         import json
         import os
-
-        from epa_chain.cloud import proof
 
         tmp = self.useFixture(fixtures.TempDir()).path
         path = os.path.join(tmp, 'proof.json')
@@ -214,18 +214,18 @@ class TestParkedVnfsOfTheProof(testtools.TestCase):
         return path
 
     def test_the_endpoints_come_with_the_path(self):
-        paths, parked = measure._proven_chain(self._proof(
+        paths, parked = proof.proven_chain(self._proof(
             vnf_control_endpoints={'vnf1': {'host': '10.0.0.6',
                                             'port': 8474}}), ('forward',))
         self.assertEqual(['forward'], sorted(paths))
         self.assertEqual([('vnf1', '10.0.0.6', 8474)],
                          [(e.node, e.host, e.port) for e in parked])
-        self.assertEqual((), measure._proven_chain(
+        self.assertEqual((), proof.proven_chain(
             self._proof(), ('forward',))[1])
 
     def test_garbled_endpoints_name_the_field(self):
         error = self.assertRaises(
-            ValueError, measure._proven_chain, self._proof(
+            ValueError, proof.proven_chain, self._proof(
                 vnf_control_endpoints={'vnf1': {'host': 'h',
                                                 'port': 'x'}}),
             ('forward',))

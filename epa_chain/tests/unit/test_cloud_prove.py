@@ -14,7 +14,6 @@
 openstack client adapter. The cloud test (epa_chain/tests/cloud) runs them
 against a real OpenStack."""
 
-import argparse
 import contextlib
 import io
 import json
@@ -31,6 +30,7 @@ from epa_chain.cloud import hop_check
 from epa_chain.cloud import openstack_cli
 from epa_chain.cloud import ovs_hops
 from epa_chain.cloud import readiness
+from epa_chain.cloud import workflow
 from epa_chain.commands import prove
 from epa_chain.hot import shipped
 from epa_chain.measurement import trial
@@ -100,6 +100,12 @@ class _LosslessGenerator(trial.Generator):
         pass
 
 
+REQUEST = workflow.ProveRequest(
+    stack='pvp', ready_timeout=60.0,
+    hop=workflow.HopSettings(load_fraction=1e-5, max_loss_ratio=0.01,
+                             attempts=2))
+
+
 class ProveDirectionTest(unittest.TestCase):
     """A hop short on OVS fails the attempt; the next one is counted anew."""
 
@@ -120,16 +126,12 @@ class ProveDirectionTest(unittest.TestCase):
                          ('a', 'p-gl', 2 * sent, 0),
                          ('b', 'p-vl', 0, 2 * sent),
                          ('c', 'p-vr', sent, 0), ('d', 'p-gr', 0, sent)])]
-        args = argparse.Namespace(no_ovs=False, load_fraction=1e-5,
-                                  max_loss_ratio=0.01, attempts=2)
-        proof = {'directions': []}
         with mock.patch.object(ovs_hops, 'settled_snapshot',
                                side_effect=snapshots), \
-                mock.patch.object(hop_check, 'SETTLE_S', 0), \
-                mock.patch.object(prove, '_say'):
-            prove._prove_direction(_LosslessGenerator(), 'forward',
-                                   {'forward_chain': HOPS}, args, proof)
-        (entry,) = proof['directions']
+                mock.patch.object(hop_check, 'SETTLE_S', 0):
+            entry = workflow.prove_direction(
+                _LosslessGenerator(), 'forward', {'forward_chain': HOPS},
+                REQUEST, lambda line: None)
         self.assertEqual(2, entry['attempts'])
         self.assertIn('vnf1:right (c) sent 0 of the %d frames' % sent,
                       entry['failed_attempts'][0]['error'])
@@ -140,17 +142,14 @@ class ProveDirectionTest(unittest.TestCase):
         rows = [('a', 'p-gl', 0, 0), ('b', 'p-vl', 0, 0),
                 ('c', 'p-vr', 0, 0), ('d', 'p-gr', 0, 0)]
         still = ovs_hops.parse_interfaces(_interfaces(rows))
-        args = argparse.Namespace(no_ovs=False, load_fraction=1e-5,
-                                  max_loss_ratio=0.01, attempts=2)
         with mock.patch.object(ovs_hops, 'settled_snapshot',
                                return_value=still), \
-                mock.patch.object(hop_check, 'SETTLE_S', 0), \
-                mock.patch.object(prove, '_say'):
+                mock.patch.object(hop_check, 'SETTLE_S', 0):
             with self.assertRaisesRegex(hop_check.HopCheckError,
                                         r'gen:left .*2 of 2 attempts'):
-                prove._prove_direction(_LosslessGenerator(), 'forward',
-                                       {'forward_chain': HOPS}, args,
-                                       {'directions': []})
+                workflow.prove_direction(
+                    _LosslessGenerator(), 'forward',
+                    {'forward_chain': HOPS}, REQUEST, lambda line: None)
 
 
 class _Done:
@@ -420,10 +419,11 @@ class ProveChecksTheCreatedStackTest(unittest.TestCase):
                                 outputs={}, parameters={}, name='pvp')
 
     def check(self, client, stack='pvp'):
-        proof, err = {}, io.StringIO()
-        with contextlib.redirect_stderr(err):
-            checked = prove._check_created(client, stack, self.SHOWN, proof)
-        return checked, proof, err.getvalue()
+        said = []
+        checked, found = workflow.check_created(client, stack, self.SHOWN,
+                                                said.append)
+        proof = {} if found is None else {'findings': found}
+        return checked, proof, ''.join(line + '\n' for line in said)
 
     def test_nodes_and_engines_come_from_the_resolved_stack(self):
         client = _HeatHolds(parameters={'vnf_engine': 'testpmd'})
@@ -433,8 +433,8 @@ class ProveChecksTheCreatedStackTest(unittest.TestCase):
         self.assertEqual([], proof['findings'])
         # Heat's name for it, whatever the user gave.
         self.assertEqual('pvp', checked.stack_name)
-        nodes = prove._expected_nodes(client.stack_servers('pvp'), 'pvp', {},
-                                      {}, checked)
+        nodes = workflow.expected_nodes(client.stack_servers('pvp'), 'pvp',
+                                        {}, {}, checked)
         self.assertEqual(
             [readiness.Node('id-gen', 'pvp-generator', 'prox'),
              readiness.Node('id-vnf1', 'pvp-vnf1', 'testpmd')], nodes)
@@ -476,7 +476,7 @@ class ProveChecksTheCreatedStackTest(unittest.TestCase):
                          'from its outputs\n', err)
 
     def test_without_heat_the_outputs_are_used(self):
-        with mock.patch.object(prove.importlib.util, 'find_spec',
+        with mock.patch.object(workflow.importlib.util, 'find_spec',
                                return_value=None):
             checked, _proof, err = self.check(mock.Mock())
         self.assertIsNone(checked)
