@@ -160,16 +160,8 @@ def parse_bridge_mappings(text):
     return mappings
 
 
-def plan(stack, outputs, parameters, bridge_mappings,
-         control_port=DEFAULT_CONTROL_PORT, latency_bucket_shift=None):
-    """The tester for a created stack, from its outputs and parameters.
-
-    The histogram's bucket width: `latency_bucket_shift`, else the
-    stack's generator_latency_bucket_shift (chain.yaml's; a translated
-    TOSCA chain without a generator has none), else PROX's built-in.
-    TesterError when the stack has no external ends or an end's physical
-    network has no bridge here.
-    """
+def _external_ends(stack, outputs, parameters):
+    """The forward and reverse chains of a stack with external ends."""
     forward = outputs.get('forward_chain') or []
     reverse = outputs.get('reverse_chain') or []
     if len(forward) < 4 or any(
@@ -180,52 +172,83 @@ def plan(stack, outputs, parameters, bridge_mappings,
             'endpoints is %r): the tester is for endpoints=external, e.g. '
             'the vecpe presets as shipped' % (
                 stack, parameters.get('endpoints')))
+    return forward, reverse
+
+
+def _physnet_keys(forward):
+    """The parameter naming each end's physical network."""
     # Two hops per VNF between the ends. chain.yaml (and a translated
     # TOSCA chain, which has no vnf_count) put the near end on net0 and
     # the far end on net<VNFs>.
     vnf_count = (len(forward) - 2) // 2
-    keys = {'left': 'net0_physical_network',
+    return {'left': 'net0_physical_network',
             'right': 'net%d_physical_network' % vnf_count}
-    physnets = {role: parameters.get(key) for role, key in keys.items()}
-    # Each end sends to the first VNF port of its direction, if it sends.
+
+
+def _next_hops(forward, reverse):
+    """Each end sends to the first VNF port of its direction, if it sends."""
     next_hops = {'left': forward[1].get('mac'),
                  'right': reverse[1].get('mac') if len(reverse) > 1
                  else None}
-    next_hops = {role: str(mac).lower() if mac else None
-                 for role, mac in next_hops.items()}
-    ends = []
-    for role, hop in (('left', forward[0]), ('right', forward[-1])):
-        physnet = physnets[role]
-        if not physnet:
-            raise TesterError('stack %s has no parameter %s: the tester '
-                              'needs the physical network of its %s end'
-                              % (stack, keys[role], role))
-        if physnet not in bridge_mappings:
-            raise TesterError(
-                'stack %s: the %s end is on physical network %r, which '
-                '--bridge-mappings (%s) gives no bridge: add %s:BRIDGE' % (
-                    stack, role, physnet, ','.join(
-                        '%s:%s' % item for item in sorted(
-                            bridge_mappings.items())), physnet))
-        vlan = hop.get('vlan')
-        if not isinstance(vlan, int) or isinstance(vlan, bool):
-            raise TesterError('stack %s: the %s end (network %s) has no '
-                              'VLAN segment: the tester sends on provider '
-                              'VLANs' % (stack, role, hop.get('network')))
-        ends.append(End(role=role, mac=str(hop.get('mac')).lower(),
-                        network=str(hop.get('network')), vlan=vlan,
-                        physical_network=physnet,
-                        bridge=bridge_mappings[physnet],
-                        next_hop_mac=next_hops[role]))
-    shift = latency_bucket_shift
-    if shift is None:
-        shift = parameters.get('generator_latency_bucket_shift')
-        try:
-            shift = int(shift) if shift not in (None, '', 'None') else None
-        except ValueError:
-            shift = None
-    the_plan = Plan(stack=stack, ends=tuple(ends),
-                    control_port=control_port, latency_bucket_shift=shift)
+    return {role: str(mac).lower() if mac else None
+            for role, mac in next_hops.items()}
+
+
+def _end(stack, role, hop, key, physnet, bridge_mappings, next_hop_mac):
+    """One End of the tester; TesterError naming what it lacks."""
+    if not physnet:
+        raise TesterError('stack %s has no parameter %s: the tester '
+                          'needs the physical network of its %s end'
+                          % (stack, key, role))
+    if physnet not in bridge_mappings:
+        raise TesterError(
+            'stack %s: the %s end is on physical network %r, which '
+            '--bridge-mappings (%s) gives no bridge: add %s:BRIDGE' % (
+                stack, role, physnet, ','.join(
+                    '%s:%s' % item for item in sorted(
+                        bridge_mappings.items())), physnet))
+    vlan = hop.get('vlan')
+    if not isinstance(vlan, int) or isinstance(vlan, bool):
+        raise TesterError('stack %s: the %s end (network %s) has no '
+                          'VLAN segment: the tester sends on provider '
+                          'VLANs' % (stack, role, hop.get('network')))
+    return End(role=role, mac=str(hop.get('mac')).lower(),
+               network=str(hop.get('network')), vlan=vlan,
+               physical_network=physnet, bridge=bridge_mappings[physnet],
+               next_hop_mac=next_hop_mac)
+
+
+def _bucket_shift(latency_bucket_shift, parameters):
+    """The given shift, else the stack's, else None (PROX's built-in)."""
+    if latency_bucket_shift is not None:
+        return latency_bucket_shift
+    shift = parameters.get('generator_latency_bucket_shift')
+    try:
+        return int(shift) if shift not in (None, '', 'None') else None
+    except ValueError:
+        return None
+
+
+def plan(stack, outputs, parameters, bridge_mappings,
+         control_port=DEFAULT_CONTROL_PORT, latency_bucket_shift=None):
+    """The tester for a created stack, from its outputs and parameters.
+
+    The histogram's bucket width: `latency_bucket_shift`, else the
+    stack's generator_latency_bucket_shift (chain.yaml's; a translated
+    TOSCA chain without a generator has none), else PROX's built-in.
+    TesterError when the stack has no external ends or an end's physical
+    network has no bridge here.
+    """
+    forward, reverse = _external_ends(stack, outputs, parameters)
+    keys = _physnet_keys(forward)
+    next_hops = _next_hops(forward, reverse)
+    ends = tuple(
+        _end(stack, role, hop, keys[role], parameters.get(keys[role]),
+             bridge_mappings, next_hops[role])
+        for role, hop in (('left', forward[0]), ('right', forward[-1])))
+    the_plan = Plan(stack=stack, ends=ends, control_port=control_port,
+                    latency_bucket_shift=_bucket_shift(latency_bucket_shift,
+                                                       parameters))
     try:
         # The runtime's own check, before anything is made: a MAC or a
         # bucket width from the stack it would refuse.
