@@ -20,6 +20,10 @@ cannot deliver to that VNF: a known place of loss, to check the hop by
 hop loss split against (measurement/hop_loss.py), as a VNF starved by a
 noisy neighbour would lose them.
 
+The spec is checked against every chain the run brings up as the
+arguments are parsed (check_chains): a VNF no chain has is refused
+before preflight, a PROX build or the resolve.
+
 The group's name derives from the bed's prefix and directory, so `down`
 finds it from the bed alone; it is removed after the bed's processes
 are stopped. cgroup v1 (the cpu hierarchy) and v2 (cpu.max) both work.
