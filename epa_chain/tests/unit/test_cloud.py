@@ -1035,44 +1035,7 @@ class BenchmarkFlowTest(testtools.TestCase):
              'imix-64x7-570x4-1518x1-1flows.json'],
             [os.path.basename(p) for p in jsons])
         for path in jsons:
-            with open(path) as f:
-                document = json.load(f)
-            self.assertEqual('epa-chain/results/1', document['schema'])
-            measurement_results.validate(document, path)
-            self.assertEqual(0.01, document['cloud']['hop_check'][
-                'load_fraction'])
-            # Where each server ran, as the compute API showed it.
-            placed = document['cloud']['placement']
-            self.assertEqual(1, placed['hosts'])
-            self.assertIsNone(placed['server_group_policy'])
-            self.assertEqual({'compute-1'}, {
-                s['host'] for s in placed['servers'].values()})
-            self.assertEqual(2, len(placed['servers']))
-            self.assertEqual('rfc2544', document['method'])
-            (case,) = document['cases']
-            self.assertEqual(['forward', 'reverse'], case['directions'])
-            self.assertIsNone(case['error'])
-            ndr = [g for g in case['search']['goals']
-                   if g['name'] == 'NDR'][0]['throughput_fps']
-            self.assertLessEqual(ndr, ndr_fps)
-            self.assertGreater(ndr, ndr_fps * (1 - 2 * 0.005))
-            self.assertIsNotNone(case['latency'])
-            # The EPA audit of both servers, Nova's view (the fake
-            # servers run on another host): shared CPUs as asked.
-            audit = document['cloud']['epa_audit']
-            self.assertEqual((True, []), (audit['valid'],
-                                          audit['host_checked']))
-            self.assertEqual({'s-vnf1', 's-generator'},
-                             {f['server'] for f in audit['findings']})
-            self.assertTrue(os.path.isfile(path[:-5] + '.txt'))
-            # Throughput and latency plots beside the tables.
-            plot_dir = path[:-5] + '-plots'
-            plotted = sorted(os.listdir(plot_dir))
-            self.assertEqual(2, len(plotted), plotted)
-            self.assertTrue(plotted[0].startswith('latency-'), plotted)
-            self.assertEqual('throughput.png', plotted[1])
-            self.assertIn(os.path.join(plot_dir, 'throughput.png'),
-                          written)
+            self.check_model_result(path, ndr_fps, written)
         with open(os.path.join(run_dir, 'tables.txt')) as f:
             self.assertEqual(4, f.read().count('== '))
         # The stack is deleted by the registered cleanup, and waited for.
@@ -1081,6 +1044,46 @@ class BenchmarkFlowTest(testtools.TestCase):
         self.run_cleanups()
         self.assertIn(('delete', 'stack-id-1'), self.heat.calls)
         self.assertEqual(('get', 'stack-id-1'), self.heat.calls[-1])
+
+    def check_model_result(self, path, ndr_fps, written):
+        """One results file of the whole flow on the model, and its plots."""
+        with open(path) as f:
+            document = json.load(f)
+        self.assertEqual('epa-chain/results/1', document['schema'])
+        measurement_results.validate(document, path)
+        self.assertEqual(0.01, document['cloud']['hop_check'][
+            'load_fraction'])
+        # Where each server ran, as the compute API showed it.
+        placed = document['cloud']['placement']
+        self.assertEqual(1, placed['hosts'])
+        self.assertIsNone(placed['server_group_policy'])
+        self.assertEqual({'compute-1'}, {
+            s['host'] for s in placed['servers'].values()})
+        self.assertEqual(2, len(placed['servers']))
+        self.assertEqual('rfc2544', document['method'])
+        (case,) = document['cases']
+        self.assertEqual(['forward', 'reverse'], case['directions'])
+        self.assertIsNone(case['error'])
+        ndr = [g for g in case['search']['goals']
+               if g['name'] == 'NDR'][0]['throughput_fps']
+        self.assertLessEqual(ndr, ndr_fps)
+        self.assertGreater(ndr, ndr_fps * (1 - 2 * 0.005))
+        self.assertIsNotNone(case['latency'])
+        # The EPA audit of both servers, Nova's view (the fake servers
+        # run on another host): shared CPUs as asked.
+        audit = document['cloud']['epa_audit']
+        self.assertEqual((True, []), (audit['valid'],
+                                      audit['host_checked']))
+        self.assertEqual({'s-vnf1', 's-generator'},
+                         {f['server'] for f in audit['findings']})
+        self.assertTrue(os.path.isfile(path[:-5] + '.txt'))
+        # Throughput and latency plots beside the tables.
+        plot_dir = path[:-5] + '-plots'
+        plotted = sorted(os.listdir(plot_dir))
+        self.assertEqual(2, len(plotted), plotted)
+        self.assertTrue(plotted[0].startswith('latency-'), plotted)
+        self.assertEqual('throughput.png', plotted[1])
+        self.assertIn(os.path.join(plot_dir, 'throughput.png'), written)
 
     def test_an_invalidating_audit_marks_every_result(self):
         from epa_chain import generators
