@@ -896,6 +896,14 @@ class SingleHostCloudTest(unittest.TestCase):
         conf = configparser.ConfigParser()
         conf.read(os.path.join(workspace, 'etc', 'tempest.conf'))
         chosen = conf['epa_chain']
+        self._check_case(case, document, chosen, chain_length, direction)
+        self._check_cloud(document, chosen, chain_length, direction)
+        self._check_loss_split(case, chain_length, direction)
+        self._check_audit_and_kpis(document, workspace, run_dir, path,
+                                   chain_length, direction)
+
+    def _check_case(self, case, document, chosen, chain_length, direction):
+        """The case as the workspace's options chose it, and measured."""
         self.assertEqual(chosen.getfloat('max_load_fps',
                                          case['line_rate_fps']),
                          case['max_load_fps'])
@@ -932,6 +940,9 @@ class SingleHostCloudTest(unittest.TestCase):
             chain_length, direction, case['totals']['trials'],
             len(case['totals']['invalid_trials']),
             case['totals']['invalid_trials']))
+
+    def _check_cloud(self, document, chosen, chain_length, direction):
+        """Placement, hop check, boot and VNF tasks of the results."""
         # The workspace's server-group policy, applied on one host.
         placed = document['cloud']['placement']
         self.assertEqual(chosen.get('server_group_policy') or None,
@@ -955,6 +966,9 @@ class SingleHostCloudTest(unittest.TestCase):
             'vnf_tasks']['events'] if event['action'] == 'started']
         self.assertEqual(['vnf%d' % n for n in range(1, chain_length + 1)],
                          started)
+
+    def _check_loss_split(self, case, chain_length, direction):
+        """Every lossy trial split by hop from this host's Open vSwitch."""
         # Tempest runs on the chain's host: every lossy trial is split
         # hop by hop from its Open vSwitch.
         split = 0
@@ -968,6 +982,10 @@ class SingleHostCloudTest(unittest.TestCase):
                     split += 1
         _log('%dvnf %s: %d lossy trial direction(s) split by hop' % (
             chain_length, direction, split))
+
+    def _check_audit_and_kpis(self, document, workspace, run_dir, path,
+                              chain_length, direction):
+        """The EPA audit, the plots, the KPIs and the report's verdict."""
         # The EPA audit of every server, Nova's view and this host's
         # libvirt and OVS: what the workspace's flavors asked, given.
         audit = document['cloud']['epa_audit']
