@@ -259,6 +259,22 @@ def plan(stack, outputs, parameters, bridge_mappings,
     return the_plan
 
 
+def plan_for_stack(cli, stack, bridge_mappings,
+                   control_port=DEFAULT_CONTROL_PORT,
+                   latency_bucket_shift=None):
+    """plan() for the stack `stack` as the client (`cli`) shows it.
+
+    TesterError unless the stack is created, or updated since (a
+    parameter such as the histogram's bucket width): its outputs are
+    then the chain's.
+    """
+    shown = cli.stack(stack)
+    if shown.status not in ('CREATE_COMPLETE', 'UPDATE_COMPLETE'):
+        raise TesterError('stack %s is %s' % (stack, shown.status))
+    return plan(shown.name or stack, shown.outputs, shown.parameters,
+                bridge_mappings, control_port, latency_bucket_shift)
+
+
 class Tester:
     """The tester's state directory: what up made, for down to remove."""
 

@@ -113,18 +113,26 @@ def _check_up(args):
 
 
 def run(args):
-    from epa_chain.cloud import openstack_cli
-
     the_tester = tester.Tester(args.state_dir, progress=_say)
     if args.action == 'down':
-        try:
-            removed = the_tester.down()
-        except (tester.TesterError, OSError) as exc:
-            _say(exc)
-            return 1
-        if not removed:
-            _say('no tester is up (%s)' % args.state_dir)
-        return 0
+        return _down(the_tester, args)
+    return _up(the_tester, args)
+
+
+def _down(the_tester, args):
+    try:
+        removed = the_tester.down()
+    except (tester.TesterError, OSError) as exc:
+        _say(exc)
+        return 1
+    if not removed:
+        _say('no tester is up (%s)' % args.state_dir)
+    return 0
+
+
+def _up(the_tester, args):
+    from epa_chain.cloud import openstack_cli
+
     try:
         mappings, cpus = _check_up(args)
         cli = openstack_cli.OpenStackCLI(args.os_cloud)
@@ -132,15 +140,9 @@ def run(args):
         _say(exc)
         return 2
     try:
-        stack = cli.stack(args.stack)
-        # Created, or updated since (a parameter such as the histogram's
-        # bucket width): its outputs are the chain's.
-        if stack.status not in ('CREATE_COMPLETE', 'UPDATE_COMPLETE'):
-            raise tester.TesterError('stack %s is %s' % (args.stack,
-                                                         stack.status))
-        plan = tester.plan(stack.name or args.stack, stack.outputs,
-                           stack.parameters, mappings, args.control_port,
-                           args.latency_bucket_shift)
+        plan = tester.plan_for_stack(cli, args.stack, mappings,
+                                     args.control_port,
+                                     args.latency_bucket_shift)
         endpoint = the_tester.up(plan, args.prox_binary, cpus,
                                  args.ready_timeout)
     except (openstack_cli.CLIError, tester.TesterError, OSError) as exc:
