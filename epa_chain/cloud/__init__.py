@@ -32,8 +32,7 @@ results         where a scenario writes its results, tables and plots.
 openstack_cli   `epa-chain prove`'s view of a stack, through the client.
 ovs_hops        prove's per-hop Open vSwitch counters, on the host.
 placement       where Nova put each server, and why it refused.
-proof           the proof document prove writes and measure
-                --loss-by-hop reads.
+proof           the proof prove writes and measure --loss-by-hop reads.
 tester          seed 000's external tester on a compute host's provider
                 bridges (`epa-chain tester`).
 vnf_tasks       the parked VNFs' PROX tasks: started for the traffic only.
