@@ -13,45 +13,169 @@
 """Every setting has one owner: the others read it, tests check the rest.
 
 A template parameter's default that code also needs is read from
-chain.yaml (hot.shipped.parameter_default); nested templates get the
-value passed and state no default of their own; bounds the guest checks
-(chain/node_config.py) are the templates' constraints too.
+chain.yaml (hot.shipped.parameter_default): the [epa_chain] options that
+set a chain.yaml parameter take its default, so that Tempest deploys what
+`openstack stack create` does. Nested templates get every value passed
+and state no default of their own; bounds the guest checks
+(chain/node_config.py) are the templates' constraints too. What cannot
+read chain.yaml (the TOSCA service templates, devstack/settings) is
+compared with what chain.yaml's defaults resolve to, and a default
+changed in a copy of chain.yaml shows every place that states it.
 """
 
 import os
+import re
+import shutil
 
+import fixtures
 import testtools
 import yaml
 
+from epa_chain.chain import directions
 from epa_chain.chain import node_config
 from epa_chain.cloud import options as cloud_options
+from epa_chain.cloud import stack
 from epa_chain.hot import shipped
 from epa_chain.tests import repo
+from epa_chain.tests.unit import tosca_cases
 
-# chain.yaml parameter -> the nested template parameter it is passed to.
-PASSED_TO_NODES = {'generator_control_port': 'control_port',
-                   'generator_latency_bucket_shift': 'latency_bucket_shift'}
+# Set per scenario (chain length, direction, the in-stack generator), not
+# defaults: cloud/stack.py passes them besides the options.
+SCENARIO_PARAMETERS = ('vnf_count', 'direction', 'endpoints')
+SERVICE_TEMPLATES = ('pvp.yaml', 'pvvp.yaml', 'vecpe.yaml')
+# A TOSCA chain's segments and tester MACs are its shape's (its presets'),
+# not chain.yaml's defaults.
+SHAPE_INPUT = re.compile(r'^(net[0-9]+_|external_)')
+DEVSTACK_PROPERTIES = re.compile(
+    r'^EPA_CHAIN_FLAVOR_PROPERTIES=\$\{EPA_CHAIN_FLAVOR_PROPERTIES:-(.*)\}$',
+    re.M)
+SPEC_IN_TEXT = re.compile(r'(hw:[a-z_]+)=([A-Za-z0-9]+)')
 
 
-def _parameters(relative):
-    with open(os.path.join(repo.TEMPLATES, relative)) as stream:
-        return yaml.safe_load(stream)['parameters']
+def _load(path):
+    with open(path) as stream:
+        return yaml.safe_load(stream)
 
 
-class TemplateDefaultsTest(testtools.TestCase):
+def _parameters(relative, directory=repo.TEMPLATES):
+    return _load(os.path.join(directory, relative))['parameters']
 
-    def test_nested_templates_state_no_default_of_their_own(self):
-        nested = _parameters(os.path.join('lib', 'chain_server.yaml'))
-        for name in PASSED_TO_NODES.values():
-            self.assertNotIn('default', nested[name], name)
 
-    def test_the_options_read_chain_yamls_defaults(self):
-        chain = _parameters('chain.yaml')
-        declared = {opt.dest: opt for opt in cloud_options.list_opts()}
-        for name in PASSED_TO_NODES:
-            self.assertEqual(chain[name]['default'],
-                             shipped.parameter_default(name))
-            self.assertEqual(chain[name]['default'], declared[name].default)
+def default_flavors(directory=repo.TEMPLATES):
+    """{role: flavor properties} as Heat resolves chain.yaml's defaults."""
+    realisation = tosca_cases.realise(os.path.join(directory, 'chain.yaml'),
+                                      ())
+    return {role: realisation.get((role + '_flavor', 'flavor')).properties
+            for role in ('vnf', 'generator')}
+
+
+def stale_in_tosca(defaults, flavors):
+    """What the TOSCA service templates state otherwise than chain.yaml."""
+    stale = []
+    for name in SERVICE_TEMPLATES:
+        topology = _load(os.path.join(repo.TOSCA, name))['topology_template']
+        for item, spec in topology['inputs'].items():
+            if (item in defaults and 'default' in spec and
+                    not SHAPE_INPUT.match(item) and
+                    spec['default'] != defaults[item]):
+                stale.append('tosca/%s input %s: default %r, chain.yaml\'s '
+                             'is %r' % (name, item, spec['default'],
+                                        defaults[item]))
+        for node, template in topology['node_templates'].items():
+            if template['type'] == 'epa_chain.nodes.ChainNode':
+                stale += _stale_compute('tosca/%s %s' % (name, node),
+                                        template, flavors)
+    return stale
+
+
+def _stale_compute(where, template, flavors):
+    compute = template['capabilities']['virtual_compute']['properties']
+    specs = yaml.safe_load(
+        compute['compute_requirements']['nova_extra_specs'])
+    written = {
+        'vcpus': compute['virtual_cpu']['num_virtual_cpu'],
+        'ram': _quantity(compute['virtual_memory']['virtual_mem_size'],
+                         'MiB'),
+        'disk': _quantity(
+            compute['virtual_local_storage'][0]['size_of_storage'], 'GiB'),
+        'extra_specs': {key: str(value) for key, value in specs.items()}}
+    flavor = flavors[template['properties']['role']]
+    return ['%s %s: %r, chain.yaml\'s defaults give %r' % (
+        where, key, value, flavor[key])
+        for key, value in written.items() if value != flavor[key]]
+
+
+def _quantity(text, unit):
+    number, _space, written = str(text).partition(' ')
+    return int(number) if written == unit else text
+
+
+def stale_in_devstack(flavors):
+    """What devstack/settings and its page state otherwise than chain.yaml.
+
+    Tempest boots the flavors devstack creates (EPA_CHAIN_CREATE_FLAVORS):
+    they carry the extra specs the stack's own flavors would.
+    """
+    specs = flavors['vnf']['extra_specs']
+    with open(os.path.join(repo.ROOT, 'devstack', 'settings')) as stream:
+        (written,) = DEVSTACK_PROPERTIES.findall(stream.read())
+    stale = []
+    if dict(item.split('=', 1) for item in written.split()) != specs:
+        stale.append('devstack/settings EPA_CHAIN_FLAVOR_PROPERTIES: %s; '
+                     'chain.yaml\'s defaults give %s' % (
+                         written, ' '.join('%s=%s' % item
+                                           for item in specs.items())))
+    page = os.path.join('doc', 'source', 'devstack.rst')
+    with open(os.path.join(repo.ROOT, page)) as stream:
+        for key, value in SPEC_IN_TEXT.findall(stream.read()):
+            if specs.get(key) != value:
+                stale.append('%s states %s=%s; chain.yaml\'s defaults give '
+                             '%s' % (page, key, value, specs.get(key)))
+    return stale
+
+
+def changed_templates(test, changes):
+    """A copy of templates/ whose chain.yaml has `changes` as defaults.
+
+    Each change is the one line a maintainer would edit.
+    """
+    directory = os.path.join(test.useFixture(fixtures.TempDir()).path,
+                             'templates')
+    shutil.copytree(repo.TEMPLATES, directory)
+    path = os.path.join(directory, 'chain.yaml')
+    with open(path) as stream:
+        text = stream.read()
+    for name, value in changes.items():
+        line = re.compile(r'(\n  %s:\n(?:    [^\n]*\n)*?    default: )'
+                          r'[^\n]*' % re.escape(name))
+        text, count = line.subn(
+            lambda match: match.group(1) + yaml.safe_dump(
+                value, default_flow_style=True).splitlines()[0], text)
+        test.assertEqual(1, count, name)
+    with open(path, 'w') as stream:
+        stream.write(text)
+    return directory
+
+
+class NestedTemplatesTest(testtools.TestCase):
+
+    def test_no_default_for_a_value_chain_yaml_passes(self):
+        # A nested default chain.yaml always overrides is a second
+        # statement of the value, free to drift.
+        passed = {}
+        for resource in _load(repo.CHAIN)['resources'].values():
+            if resource['type'].startswith('lib/'):
+                given = set(resource.get('properties') or ())
+                passed[resource['type']] = passed.get(
+                    resource['type'], given) & given
+        self.assertIn('lib/epa_flavor.yaml', passed)
+        for nested, names in passed.items():
+            parameters = _parameters(nested)
+            stated = sorted(name for name in names
+                            if 'default' in parameters.get(name, {}))
+            self.assertEqual([], stated, 'templates/%s: drop these '
+                             'defaults, chain.yaml passes the values'
+                             % nested)
 
     def test_the_bucket_bounds_are_the_guests(self):
         low, high = (node_config.MIN_LATENCY_BUCKET_SHIFT,
@@ -69,3 +193,87 @@ class TemplateDefaultsTest(testtools.TestCase):
                                   shipped.parameter_default, 'vnf_count_x')
         self.assertIn('chain.yaml: parameter vnf_count_x has no default',
                       str(error))
+
+
+class TempestOptionsTest(testtools.TestCase):
+
+    def test_tempest_deploys_what_stack_create_does(self):
+        chain = _parameters('chain.yaml')
+        options = cloud_options.ChainOptions()
+        for length in cloud_options.CHAIN_LENGTHS:
+            passed = stack.stack_parameters(options, length,
+                                            directions.UNIDIRECTIONAL)
+            for name, value in passed.items():
+                if name not in SCENARIO_PARAMETERS:
+                    self.assertEqual(chain[name]['default'], value, name)
+
+    def test_choices_and_bounds_are_chain_yamls(self):
+        chain = _parameters('chain.yaml')
+        for opt in cloud_options.deployment_opts():
+            parameter = chain.get(
+                cloud_options.TEMPLATE_PARAMETERS.get(opt.dest), {})
+            for constraint in parameter.get('constraints', ()):
+                if 'allowed_values' in constraint:
+                    self.assertEqual(constraint['allowed_values'],
+                                     list(opt.type.choices), opt.dest)
+                # oslo.config's PortOpt takes 0 too: not compared.
+                if 'range' in constraint and opt.type.min:
+                    self.assertEqual(constraint['range'], {
+                        'min': opt.type.min, 'max': opt.type.max}, opt.dest)
+
+    def test_every_template_backed_option_follows_a_changed_default(self):
+        chain = _parameters('chain.yaml')
+        changes = {}
+        for option, parameter in cloud_options.TEMPLATE_PARAMETERS.items():
+            changes[parameter] = _another_value(chain[parameter])
+        directory = changed_templates(self, changes)
+        declared = {opt.dest: opt.default
+                    for opt in cloud_options.deployment_opts(directory)}
+        for option, parameter in cloud_options.TEMPLATE_PARAMETERS.items():
+            self.assertEqual(changes[parameter], declared[option], option)
+
+
+def _another_value(definition):
+    """A valid value other than a chain.yaml parameter's default."""
+    default = definition['default']
+    for constraint in definition.get('constraints') or ():
+        if 'allowed_values' in constraint:
+            return [value for value in constraint['allowed_values']
+                    if value != default][0]
+        if 'range' in constraint:
+            low, high = (constraint['range']['min'],
+                         constraint['range']['max'])
+            return low if default != low else high
+        if constraint.get('custom_constraint') == 'net_cidr':
+            return '192.0.2.0/24'
+    return default + 'x' if default else 'changed'
+
+
+class StatedElsewhereTest(testtools.TestCase):
+    """TOSCA and devstack cannot read chain.yaml: they are compared."""
+
+    def test_tosca_and_devstack_state_chain_yamls_defaults(self):
+        defaults = shipped.parameter_defaults(_parameters('chain.yaml'))
+        flavors = default_flavors()
+        self.assertEqual([], stale_in_tosca(defaults, flavors))
+        self.assertEqual([], stale_in_devstack(flavors))
+
+    def test_a_changed_default_names_every_place_that_states_it(self):
+        directory = changed_templates(self, {'cpu_policy': 'shared',
+                                             'generator_control_port': 8475})
+        defaults = shipped.parameter_defaults(
+            _parameters('chain.yaml', directory), directory)
+        flavors = default_flavors(directory)
+        self.assertEqual({'shared'}, {flavor['extra_specs']['hw:cpu_policy']
+                                      for flavor in flavors.values()})
+        stale = stale_in_tosca(defaults, flavors) + stale_in_devstack(
+            flavors)
+        stale = '\n'.join(stale)
+        for name in SERVICE_TEMPLATES:
+            self.assertIn('tosca/%s vnf1 extra_specs' % name, stale)
+        # vecpe.yaml has an external tester: no control port input.
+        for name in ('pvp.yaml', 'pvvp.yaml'):
+            self.assertIn('tosca/%s input generator_control_port' % name,
+                          stale)
+        self.assertIn('devstack/settings EPA_CHAIN_FLAVOR_PROPERTIES',
+                      stale)
