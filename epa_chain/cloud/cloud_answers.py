@@ -14,11 +14,13 @@
 
 Each answer is parsed here, once, into plain values; a question the
 cloud will not or cannot answer (a policy, the osc-placement plugin
-missing, an extension absent) raises Unanswered with the reason, which
-preflight reports as unchecked. Names go after `--` (cloud/openstack_cli),
-never as options.
+missing, an extension absent, an unknown cloud), or answers in a shape
+not expected (not JSON, a key missing), raises Unanswered with the
+reason and the command asked, which preflight reports as unchecked.
+Names go after `--` (cloud/openstack_cli), never as options.
 """
 
+import contextlib
 import dataclasses
 import re
 import typing
@@ -73,13 +75,24 @@ class CloudView:
         self.cli = cli
         self._admin = None
 
+    def _ask(self, *args, names=()):
+        """The client's JSON answer; Unanswered when there is none."""
+        try:
+            return self.cli.json(*args, names=names)
+        except openstack_cli.CLIError as exc:
+            raise Unanswered(str(exc))
+        except ValueError as exc:
+            raise Unanswered('`openstack %s` printed no JSON (%s): check '
+                             'the client and its plugins' % (
+                                 ' '.join(args), exc))
+
     def _show(self, kind, name):
         try:
-            return self.cli.json(kind, 'show', names=[name])
-        except openstack_cli.CLIError as exc:
+            return self._ask(kind, 'show', names=[name])
+        except Unanswered as exc:
             if _NOT_FOUND.search(str(exc)):
                 return None
-            raise Unanswered(str(exc))
+            raise
 
     def image(self, name):
         return self._show('image', name)
@@ -89,14 +102,16 @@ class CloudView:
         shown = self._show('flavor', name)
         if shown is None:
             return None
-        specs = shown.get('properties') or {}
-        if isinstance(specs, str):
-            # Older clients print extra specs as "key='value', ...".
-            specs = dict(pair.split('=', 1) for pair in
-                         re.split(r',\s*', specs) if '=' in pair)
-        return stack_needs.Flavor(
-            source=name, vcpus=int(shown['vcpus']), ram_mb=int(shown['ram']),
-            extra_specs={k: str(v).strip("'") for k, v in specs.items()})
+        with _parsing('flavor show'):
+            specs = shown.get('properties') or {}
+            if isinstance(specs, str):
+                # Older clients print extra specs as "key='value', ...".
+                specs = dict(pair.split('=', 1) for pair in
+                             re.split(r',\s*', specs) if '=' in pair)
+            return stack_needs.Flavor(
+                source=name, vcpus=int(shown['vcpus']),
+                ram_mb=int(shown['ram']),
+                extra_specs={k: str(v).strip("'") for k, v in specs.items()})
 
     def network(self, name):
         return self._show('network', name)
@@ -104,27 +119,21 @@ class CloudView:
     def is_admin(self):
         """Whether the credentials hold the admin role (asked once)."""
         if self._admin is None:
-            try:
-                roles = self.cli.json('role', 'assignment', 'list',
-                                      '--auth-user', '--auth-project',
-                                      '--effective', '--names')
-            except openstack_cli.CLIError as exc:
-                raise Unanswered(str(exc))
-            self._admin = any(
-                str(item.get('Role', '')).split('@')[0] == 'admin'
-                for item in roles)
+            roles = self._ask('role', 'assignment', 'list', '--auth-user',
+                              '--auth-project', '--effective', '--names')
+            with _parsing('role assignment list'):
+                self._admin = any(
+                    str(item.get('Role', '')).split('@')[0] == 'admin'
+                    for item in roles)
         return self._admin
 
     def vlan_networks(self, physical_network, vlan):
         """Names of the networks holding `vlan` on `physical_network`."""
-        try:
-            found = self.cli.json(
-                'network', 'list', '--provider-network-type', 'vlan',
-                '--provider-physical-network', physical_network,
-                '--provider-segment', str(vlan))
-        except openstack_cli.CLIError as exc:
-            raise Unanswered(str(exc))
-        return [item.get('Name') or item.get('ID') for item in found]
+        found = self._ask('network', 'list', '--provider-network-type',
+                          'vlan', '--provider-physical-network',
+                          physical_network, '--provider-segment', str(vlan))
+        with _parsing('network list'):
+            return [item.get('Name') or item.get('ID') for item in found]
 
     def vlan_ranges(self):
         """{physnet: [(min, max)]} of Neutron's VLAN segment ranges.
@@ -132,64 +141,69 @@ class CloudView:
         Unanswered where the network-segment-range extension is absent:
         then the ranges are only in ml2_conf.ini.
         """
-        try:
-            extensions = self.cli.json('extension', 'list', '--network')
-            if not any(item.get('Alias') == SEGMENT_RANGE_EXTENSION
-                       for item in extensions):
-                raise Unanswered(NO_SEGMENT_RANGES)
-            ranges = self.cli.json('network', 'segment', 'range', 'list',
-                                   '--long')
-        except openstack_cli.CLIError as exc:
-            raise Unanswered(str(exc))
-        return vlan_ranges_of(
-            (item.get('Network Type'), item.get('Physical Network'),
-             item['Minimum ID'], item['Maximum ID']) for item in ranges)
+        extensions = self._ask('extension', 'list', '--network')
+        with _parsing('extension list --network'):
+            known = any(item.get('Alias') == SEGMENT_RANGE_EXTENSION
+                        for item in extensions)
+        if not known:
+            raise Unanswered(NO_SEGMENT_RANGES)
+        ranges = self._ask('network', 'segment', 'range', 'list', '--long')
+        with _parsing('network segment range list'):
+            return vlan_ranges_of(
+                (item.get('Network Type'), item.get('Physical Network'),
+                 item['Minimum ID'], item['Maximum ID']) for item in ranges)
 
     def providers(self):
         """The Providers of Placement with compute inventory."""
         try:
-            listed = self.cli.json('resource', 'provider', 'list')
-            providers = []
-            for item in listed:
-                inventory = self.cli.json('resource', 'provider', 'inventory',
-                                          'list', names=[item['uuid']])
-                usage = self.cli.json('resource', 'provider', 'usage',
-                                      'show', names=[item['uuid']])
-                provider = provider_of(
-                    item['name'], {r['resource_class']: r for r in inventory},
-                    {u['resource_class']: u['usage'] for u in usage})
-                if provider is not None:
-                    providers.append(provider)
-        except openstack_cli.CLIError as exc:
+            listed = self._ask('resource', 'provider', 'list')
+        except Unanswered as exc:
             text = str(exc)
             if 'resource provider' in text and ('Unknown command' in text or
                                                 'not an openstack' in text):
                 raise Unanswered('the openstack client has no Placement '
                                  'commands: pip install osc-placement')
-            raise Unanswered(text)
-        return providers
+            raise
+        with _parsing('resource provider list'):
+            found = [self._provider(item['name'], item['uuid'])
+                     for item in listed]
+        return [provider for provider in found if provider is not None]
+
+    def _provider(self, name, uuid):
+        inventory = self._ask('resource', 'provider', 'inventory', 'list',
+                              names=[uuid])
+        usage = self._ask('resource', 'provider', 'usage', 'show',
+                          names=[uuid])
+        with _parsing('resource provider inventory list, usage show'):
+            return provider_of(
+                name, {r['resource_class']: r for r in inventory},
+                {u['resource_class']: u['usage'] for u in usage})
 
     def compute_limits(self):
         """limits_of Nova's absolute limits."""
-        try:
-            rows = self.cli.json('limits', 'show', '--absolute')
-        except openstack_cli.CLIError as exc:
-            raise Unanswered(str(exc))
-        return limits_of({row['Name']: row['Value'] for row in rows})
+        rows = self._ask('limits', 'show', '--absolute')
+        with _parsing('limits show --absolute'):
+            return limits_of({row['Name']: row['Value'] for row in rows})
 
     def network_quotas(self):
         """network_quotas_of the project's Neutron quotas and usage."""
-        try:
-            rows = self.cli.json('quota', 'show', '--usage', '--network')
-        except openstack_cli.CLIError as exc:
-            raise Unanswered(str(exc))
-        try:
+        rows = self._ask('quota', 'show', '--usage', '--network')
+        with _parsing('quota show --usage --network'):
             return network_quotas_of({
                 row['Resource']: {'limit': row['Limit'],
                                   'used': row['In Use']} for row in rows})
-        except (KeyError, TypeError, ValueError) as exc:
-            raise Unanswered('quota show --usage --network: %s not in its '
-                             'answer' % exc)
+
+
+@contextlib.contextmanager
+def _parsing(command):
+    """Unanswered, naming `command`, for an answer not of its shape."""
+    try:
+        yield
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        raise Unanswered('`openstack %s` answered in a shape preflight does '
+                         'not know (%s: %s): update python-openstackclient '
+                         'or report the answer' % (
+                             command, type(exc).__name__, exc)) from None
 
 
 def provider_of(name, inventories, usages):

@@ -28,6 +28,7 @@ as prove sees it; Placement through its osc-placement plugin.
 """
 
 import dataclasses
+import typing
 
 from epa_chain.cloud import cloud_answers
 from epa_chain.cloud import text_table
@@ -39,6 +40,14 @@ VERDICTS = (BLOCKS, UNCHECKED, OK)
 # The checks, in the order they are asked and reported.
 CHECKS = ('images', 'flavors', 'networks', 'capacity', 'quotas')
 SMALL_HOST = 'templates/environments/small-host.yaml'
+# Preflight fails closed; this option, the command's, lets it pass.
+ALLOW_UNCHECKED = '--allow-unchecked'
+UNREACHED_FIX = ('check the clouds.yaml entry and its credentials '
+                 '(`openstack token issue` with the same --os-cloud must '
+                 'work), or pass %s to create unchecked' % ALLOW_UNCHECKED)
+UNANSWERED_FIX = ('ask with credentials the cloud answers (admin for '
+                  'Placement and provider networks), or pass %s to create '
+                  'unchecked' % ALLOW_UNCHECKED)
 INTRA_NODE = 'templates/environments/intra-node.yaml'
 
 
@@ -51,6 +60,8 @@ class Finding:
     verdict: str
     message: str
     fix: str = ''
+    # Why the cloud did not answer, as it said it (unchecked findings).
+    reason: str = ''
 
     def as_dict(self):
         return dataclasses.asdict(self)
@@ -68,8 +79,74 @@ def check(needs, cloud):
     return sorted(findings, key=lambda f: CHECKS.index(f.check))
 
 
-def passed(findings):
-    return not any(f.verdict == BLOCKS for f in findings)
+def passed(findings, allow_unchecked=False):
+    """Nothing blocks, and (fail closed) the cloud answered every check."""
+    return gate(findings, allow_unchecked).passed
+
+
+@dataclasses.dataclass(frozen=True)
+class Gate:
+    """What a preflight's findings let through, and why not.
+
+    Fails closed: a check of which the cloud answered nothing (every
+    finding unchecked: a typo'd cloud, Placement refused) is no pass;
+    allow_unchecked lets it through for credentials that cannot ask.
+    """
+
+    findings: int
+    blockers: int
+    unchecked: int
+    # The CHECKS of which nothing was answered, in CHECKS order.
+    unanswered: typing.Tuple[str, ...]
+    # Why, as the cloud said it: the first unanswered finding's reason.
+    reason: str
+    allow_unchecked: bool = False
+
+    @property
+    def reached(self):
+        """Whether the cloud answered anything at all."""
+        return self.unchecked < self.findings
+
+    @property
+    def passed(self):
+        return not self.blockers and (self.allow_unchecked or (
+            self.reached and not self.unanswered))
+
+    def summary(self, cloud='the cloud'):
+        """One line: the verdict, how much went unchecked, the fix.
+
+        `cloud` names the cloud asked ('cloud mycloud').
+        """
+        if self.blockers:
+            return '%d blocker%s' % (self.blockers,
+                                     '' if self.blockers == 1 else 's')
+        counted = '%d of %d unchecked' % (self.unchecked, self.findings)
+        if self.passed:
+            return 'nothing blocks the create (%s%s)' % (
+                counted, ', allowed by ' + ALLOW_UNCHECKED
+                if self.unanswered or not self.reached else '')
+        asked = ('could not ask %s' % cloud if not self.reached else
+                 '%s answered nothing for %s' % (
+                     cloud, ', '.join(self.unanswered)))
+        return '%s: %s (%s); fix: %s' % (
+            asked, self.reason or 'nothing was asked', counted,
+            UNREACHED_FIX if not self.reached else UNANSWERED_FIX)
+
+
+def gate(findings, allow_unchecked=False):
+    """The Gate of `findings` (preflight.check's)."""
+    unanswered = tuple(
+        kind for kind in CHECKS
+        if any(f.check == kind for f in findings) and
+        all(f.verdict == UNCHECKED for f in findings if f.check == kind))
+    return Gate(
+        findings=len(findings),
+        blockers=sum(f.verdict == BLOCKS for f in findings),
+        unchecked=sum(f.verdict == UNCHECKED for f in findings),
+        unanswered=unanswered,
+        reason=next((f.reason for f in findings
+                     if f.check in unanswered and f.reason), ''),
+        allow_unchecked=allow_unchecked)
 
 
 def _parameter(needs, value, kind):
@@ -91,11 +168,11 @@ def _flavors(needs, cloud, findings):
         try:
             admin = cloud.is_admin()
         except cloud_answers.Unanswered as exc:
-            findings.append(Finding(
-                'flavors', sources, 'OS::Nova::Flavor', UNCHECKED,
+            findings.append(_unchecked(
+                'flavors', sources, 'OS::Nova::Flavor',
                 'whether these credentials may create flavors (Nova\'s '
                 'os_compute_api:os-flavor-manage:create, admin by '
-                'default): %s' % _first_line(exc)))
+                'default)', exc))
         else:
             findings.append(Finding(
                 'flavors', sources, 'OS::Nova::Flavor',
@@ -124,9 +201,8 @@ def _existing_flavor(needs, cloud, server, findings):
     try:
         shown = cloud.flavor(server.flavor)
     except cloud_answers.Unanswered as exc:
-        findings.append(Finding('flavors', server.resource, parameter,
-                                UNCHECKED, 'flavor %r: %s' % (
-                                    server.flavor, _first_line(exc))))
+        findings.append(_unchecked('flavors', server.resource, parameter,
+                                   'flavor %r' % server.flavor, exc))
         return None
     if shown is None:
         findings.append(Finding(
@@ -164,9 +240,9 @@ def _images(needs, cloud, flavors, findings):
         try:
             image = cloud.image(server.image)
         except cloud_answers.Unanswered as exc:
-            findings.append(Finding('images', server.resource, parameter,
-                                    UNCHECKED, 'image %r: %s' % (
-                                        server.image, _first_line(exc))))
+            findings.append(_unchecked('images', server.resource,
+                                       parameter, 'image %r' % server.image,
+                                       exc))
             continue
         if image is None:
             findings.append(Finding(
@@ -198,84 +274,93 @@ def _images(needs, cloud, flavors, findings):
 
 def _networks(needs, cloud, findings):
     for name in needs.named_networks:
-        parameter = _parameter(needs, name, 'network')
-        try:
-            shown = cloud.network(name)
-        except cloud_answers.Unanswered as exc:
-            findings.append(Finding('networks', parameter, 'name', UNCHECKED,
-                                    'network %r: %s' % (
-                                        name, _first_line(exc))))
-            continue
-        findings.append(Finding(
-            'networks', parameter, 'name', OK if shown else BLOCKS,
-            'network %r %s' % (name, 'exists' if shown else
-                               'does not exist (or is not visible)'),
-            '' if shown else 'create it, or set %s to an existing network'
-            % parameter))
-    if not needs.networks:
+        findings.append(_named_network(needs, cloud, name))
+    if not needs.networks or _provider_networks_refused(needs, cloud,
+                                                        findings):
         return
+    ranges = _vlan_ranges(needs, cloud, findings)
+    for network in needs.networks:
+        findings.append(_vlan(cloud, network, ranges))
+
+
+def _named_network(needs, cloud, name):
+    parameter = _parameter(needs, name, 'network')
+    try:
+        shown = cloud.network(name)
+    except cloud_answers.Unanswered as exc:
+        return _unchecked('networks', parameter, 'name',
+                          'network %r' % name, exc)
+    return Finding(
+        'networks', parameter, 'name', OK if shown else BLOCKS,
+        'network %r %s' % (name, 'exists' if shown else
+                           'does not exist (or is not visible)'),
+        '' if shown else 'create it, or set %s to an existing network'
+        % parameter)
+
+
+def _provider_networks_refused(needs, cloud, findings):
+    """Whether these credentials may not create the provider networks.
+
+    Neutron's provider attributes are admin-only by default: to create
+    them, and to see which VLANs other networks hold. An unanswered
+    admin question is left to the VLAN questions, which say it.
+    """
     try:
         admin = cloud.is_admin()
     except cloud_answers.Unanswered:
-        admin = None
-    if admin is False:
-        # Neutron's provider attributes are admin-only by default: to
-        # create them, and to see which VLANs other networks hold.
+        return False
+    if not admin:
         findings.append(Finding(
             'networks', ', '.join(n.resource for n in needs.networks),
             'physical_network, segmentation_id', BLOCKS,
             'the stack creates provider VLAN networks, which Neutron lets '
             'admins only create', 'create the stack as an admin, or have '
             'an admin create the networks and set use_existing_networks'))
-        return
+    return not admin
+
+
+def _vlan_ranges(needs, cloud, findings):
+    """Neutron's {physnet: [(min, max)]}, or None (and why, unchecked)."""
     try:
-        ranges = cloud.vlan_ranges()
+        return cloud.vlan_ranges()
     except cloud_answers.Unanswered as exc:
-        ranges = None
-        if needs.networks:
-            physnets = sorted({n.physical_network for n in needs.networks})
-            findings.append(Finding(
-                'networks', ', '.join(n.resource for n in needs.networks),
-                'physical_network', UNCHECKED,
-                'whether Neutron knows %s: %s' % (', '.join(physnets),
-                                                  _first_line(exc)),
-                'each must be in [ml2_type_vlan] network_vlan_ranges of '
-                'Neutron\'s ml2 configuration'))
-    for network in needs.networks:
-        vlan_parameter = network.resource.split('.')[0] + '_vlan'
-        if ranges is not None and network.physical_network not in ranges:
-            findings.append(Finding(
-                'networks', network.resource, 'physical_network', BLOCKS,
-                'Neutron has no VLAN range on %r (it has %s)' % (
-                    network.physical_network,
-                    ', '.join(sorted(map(str, ranges))) or 'none'),
-                'add %s to [ml2_type_vlan] network_vlan_ranges, or use a '
-                'physnet it has' % network.physical_network))
-            continue
-        try:
-            holders = cloud.vlan_networks(network.physical_network,
-                                          network.vlan)
-        except cloud_answers.Unanswered as exc:
-            findings.append(Finding(
-                'networks', network.resource, 'segmentation_id', UNCHECKED,
-                'whether VLAN %d on %s is free: %s' % (
-                    network.vlan, network.physical_network,
-                    _first_line(exc))))
-            continue
-        if holders:
-            findings.append(Finding(
-                'networks', network.resource, 'segmentation_id', BLOCKS,
-                'VLAN %d on %s is taken by network %s' % (
-                    network.vlan, network.physical_network,
-                    ', '.join(map(str, holders))),
-                'choose a free VLAN (%s), delete that network, or attach '
-                'to it with use_existing_networks' % vlan_parameter))
-        else:
-            findings.append(Finding(
-                'networks', network.resource, 'segmentation_id', OK,
-                'VLAN %d on %s is free%s' % (
-                    network.vlan, network.physical_network,
-                    _range_note(ranges, network))))
+        physnets = sorted({n.physical_network for n in needs.networks})
+        findings.append(_unchecked(
+            'networks', ', '.join(n.resource for n in needs.networks),
+            'physical_network', 'whether Neutron knows %s'
+            % ', '.join(physnets), exc,
+            'each must be in [ml2_type_vlan] network_vlan_ranges of '
+            'Neutron\'s ml2 configuration'))
+        return None
+
+
+def _vlan(cloud, network, ranges):
+    """The Finding of one provider network's physnet and VLAN."""
+    if ranges is not None and network.physical_network not in ranges:
+        return Finding(
+            'networks', network.resource, 'physical_network', BLOCKS,
+            'Neutron has no VLAN range on %r (it has %s)' % (
+                network.physical_network,
+                ', '.join(sorted(map(str, ranges))) or 'none'),
+            'add %s to [ml2_type_vlan] network_vlan_ranges, or use a '
+            'physnet it has' % network.physical_network)
+    where = 'VLAN %d on %s' % (network.vlan, network.physical_network)
+    try:
+        holders = cloud.vlan_networks(network.physical_network,
+                                      network.vlan)
+    except cloud_answers.Unanswered as exc:
+        return _unchecked('networks', network.resource, 'segmentation_id',
+                          'whether %s is free' % where, exc)
+    if holders:
+        return Finding(
+            'networks', network.resource, 'segmentation_id', BLOCKS,
+            '%s is taken by network %s' % (where,
+                                           ', '.join(map(str, holders))),
+            'choose a free VLAN (%s_vlan), delete that network, or attach '
+            'to it with use_existing_networks'
+            % network.resource.split('.')[0])
+    return Finding('networks', network.resource, 'segmentation_id', OK,
+                   '%s is free%s' % (where, _range_note(ranges, network)))
 
 
 def _range_note(ranges, network):
@@ -308,9 +393,9 @@ def _capacity(needs, cloud, flavors, findings):
     try:
         providers = cloud.providers()
     except cloud_answers.Unanswered as exc:
-        findings.append(Finding(
-            'capacity', 'Placement', 'PCPU, VCPU, MEMORY_MB', UNCHECKED,
-            'compute capacity: %s' % _first_line(exc),
+        findings.append(_unchecked(
+            'capacity', 'Placement', 'PCPU, VCPU, MEMORY_MB',
+            'compute capacity', exc,
             'run preflight with admin credentials (Placement\'s default '
             'policy) and osc-placement installed'))
         return
@@ -398,8 +483,9 @@ def _quotas(needs, cloud, flavors, findings):
     try:
         limits = cloud.compute_limits()
     except cloud_answers.Unanswered as exc:
-        findings.append(Finding('quotas', 'compute', 'cores, ram, instances',
-                                UNCHECKED, _first_line(exc)))
+        findings.append(_unchecked('quotas', 'compute',
+                                   'cores, ram, instances',
+                                   'Nova\'s limits', exc))
         return
     asked = {'cores': sum(f.vcpus for f in demands),
              'ram': sum(f.ram_mb for f in demands),
@@ -435,8 +521,8 @@ def _network_quotas(needs, cloud, findings):
     try:
         quotas = cloud.network_quotas()
     except cloud_answers.Unanswered as exc:
-        findings.append(Finding('quotas', 'network', ', '.join(asked),
-                                UNCHECKED, _first_line(exc)))
+        findings.append(_unchecked('quotas', 'network', ', '.join(asked),
+                                   'Neutron\'s quotas', exc))
         return
     for name, amount in asked.items():
         if name not in quotas:
@@ -451,15 +537,29 @@ def _network_quotas(needs, cloud, findings):
             % (name, used + amount) if blocked else ''))
 
 
+def _unchecked(check_, resource, key, what, exc, fix=''):
+    """An unchecked Finding: `what` was asked, `exc` (Unanswered) is why."""
+    said = _first_line(exc)
+    # The message keeps the client's command ('openstack ... failed: ');
+    # the reason is what the cloud said, the same for every call when
+    # the cloud is not reached.
+    return Finding(check_, resource, key, UNCHECKED,
+                   '%s: %s' % (what, said), fix,
+                   said.rpartition(' failed: ')[2])
+
+
 def _first_line(exc):
     text = str(exc).strip()
     return text.splitlines()[-1] if text else type(exc).__name__
 
 
-def document(findings, template=''):
+def document(findings, template='', allow_unchecked=False):
     """The JSON results document of a preflight."""
+    verdict = gate(findings, allow_unchecked)
     return {'schema': SCHEMA, 'template': template,
-            'passed': passed(findings),
+            'passed': verdict.passed, 'unchecked': verdict.unchecked,
+            'unanswered': list(verdict.unanswered),
+            'allow_unchecked': allow_unchecked,
             'findings': [f.as_dict() for f in findings]}
 
 

@@ -13,12 +13,18 @@
 """Ask the cloud whether a stack can be created, before creating it.
 
 The template, environments and parameters are those `openstack stack
-create` would get (resolved offline as Heat merges them, as validate
-does); the cloud is asked with the clouds.yaml entry's credentials
-through the `openstack` client (Placement through osc-placement). Every
-blocker names the stack's resource, the key and the fix; what the APIs
-cannot show is listed as unchecked. Nothing is created. Exit status: 0
-nothing blocks, 1 something does (or Heat refused the template), 2 usage.
+create` would get, checked offline first as validate checks them (one
+resolve-and-check: what validate refuses, preflight refuses, asking the
+cloud nothing); the cloud is asked with the clouds.yaml entry's
+credentials through the `openstack` client (Placement through
+osc-placement). Every blocker names the stack's resource, the key and
+the fix; what the APIs cannot show is listed as unchecked. Nothing is
+created. Preflight fails closed: when the cloud answered nothing at all
+(an unknown cloud) or nothing for one check (Placement refused), it
+says so in one line and exits 1; --allow-unchecked lets that pass and
+counts what went unchecked. Exit status: 0 nothing blocks, 1 something
+does (or Heat or the rules refused the stack, or the cloud did not
+answer), 2 usage.
 
   epa-chain preflight --os-cloud mycloud templates/chain.yaml \\
       -e templates/presets/pvp-bidir.yaml \\
@@ -32,7 +38,6 @@ import sys
 from epa_chain.cloud import cloud_answers
 from epa_chain.cloud import openstack_cli
 from epa_chain.cloud import preflight
-from epa_chain.cloud import stack_needs
 from epa_chain.commands import _arguments
 from epa_chain.hot import tree
 from epa_chain import outputs
@@ -57,12 +62,18 @@ def add_arguments(parser):
                              'names derive from it; default %(default)s)')
     parser.add_argument('--json', metavar='OUT',
                         help='write the findings as JSON ("-" for stdout)')
+    parser.add_argument(preflight.ALLOW_UNCHECKED, action='store_true',
+                        help='pass when nothing blocks even if the cloud '
+                             'answered nothing for a check (credentials '
+                             'without admin rights); default: fail closed')
     parser.add_argument(tree.ALLOW_OPTION, action='store_true',
                         help=tree.ALLOW_HELP)
 
 
 def run(args):
-    from epa_chain.hot import resolve
+    # Imported here: the offline check loads Heat's engine.
+    from epa_chain.cloud import preflight_stack
+    from epa_chain.validation import check
 
     try:
         parameters = _arguments.parse_pairs(args.parameter, '--parameter',
@@ -80,32 +91,37 @@ def run(args):
                % cli.base[0])
         return 1
     try:
-        resolved = resolve.resolve(args.template, args.environment,
-                                   parameters, stack_name=args.stack_name,
-                                   allow_outside=args.allow_files_outside)
-    except resolve.ResolveError as exc:
-        _error('%s (epa-chain validate says more)' % exc)
+        found = preflight_stack.preflight_stack(
+            args.template, args.environment, parameters,
+            cloud_answers.CloudView(cli), stack_name=args.stack_name,
+            allow_outside=args.allow_files_outside,
+            allow_unchecked=args.allow_unchecked)
+    except check.StackRefused as exc:
+        for finding in exc.errors:
+            _error(_one_line(finding))
         return 1
-    for name, (given, kept, where) in sorted(resolve.overridden(
-            resolved.template_set, parameters).items()):
-        _error('warning: --parameter %s=%s is overridden by %s (%s), as Heat '
-               'merges them; set it in an environment file given after it'
-               % (name, given, where, kept))
-    findings = preflight.check(stack_needs.needs_of(resolved),
-                               cloud_answers.CloudView(cli))
-    shown = resolved.display_template
+    return _report(found, args)
+
+
+def _report(found, args):
+    """Print (and write) what preflight found; the exit status."""
+    for warning in found.warnings:
+        _error(_one_line(warning))
     if args.json is not None:
         outputs.write_text(args.json, json.dumps(
-            preflight.document(findings, shown), indent=2,
-            sort_keys=True) + '\n', '--json', allow_stdout=True)
-    if args.json != outputs.STDOUT:
-        print(preflight.table(findings))
-    blockers = sum(f.verdict == preflight.BLOCKS for f in findings)
-    print('%s: %s' % (shown, 'nothing blocks the create (%d unchecked)' % sum(
-        f.verdict == preflight.UNCHECKED for f in findings)
-        if not blockers else '%d blocker%s' % (
-            blockers, '' if blockers == 1 else 's')), file=sys.stderr)
-    return 0 if not blockers else 1
+            found.document(), indent=2, sort_keys=True) + '\n', '--json',
+            allow_stdout=True)
+    if args.json != outputs.STDOUT and found.gate.reached:
+        print(preflight.table(found.findings))
+    cloud = 'cloud %s' % (args.os_cloud or '(OS_CLOUD or OS_* environment)')
+    print('%s: %s' % (found.template, found.gate.summary(cloud)),
+          file=sys.stderr)
+    return 0 if found.gate.passed else 1
+
+
+def _one_line(finding):
+    """A validation finding on one line, its fix after '; '."""
+    return ' '.join(str(finding).replace('\n    fix:', '; fix:').split())
 
 
 def _error(message):

@@ -25,6 +25,7 @@ import copy
 import io
 import json
 import os
+import subprocess
 from unittest import mock
 
 import fixtures
@@ -321,11 +322,40 @@ class PreflightTest(testtools.TestCase):
         answers = recorded_cloud.answers()
         del answers['resource provider list -f json']
         findings, _ = _check(answers, PVP)
-        # The PCPU question cannot be answered: not a pass, not a block.
-        self.assertTrue(preflight.passed(findings))
+        # The PCPU question cannot be answered: not a block, but no pass
+        # either (fail closed) unless unchecked is allowed.
+        self.assertEqual([], _blockers(findings))
+        self.assertFalse(preflight.passed(findings))
+        self.assertTrue(preflight.passed(findings, allow_unchecked=True))
         capacity = [f for f in findings if f.key == 'PCPU, VCPU, MEMORY_MB']
         self.assertEqual(preflight.UNCHECKED, capacity[0].verdict)
         self.assertIn('osc-placement', capacity[0].message)
+        gate = preflight.gate(findings)
+        self.assertEqual(('capacity',), gate.unanswered)
+        self.assertIn('answered nothing for capacity: the openstack client '
+                      'has no Placement commands', gate.summary())
+        self.assertIn('--allow-unchecked', gate.summary())
+
+    def test_a_client_answer_that_is_not_json_names_the_command(self):
+        answers = recorded_cloud.answers()
+        answers['limits show --absolute -f json'] = {
+            'returncode': 0, 'stdout': None, 'stderr': ''}
+        findings, _ = _check(answers, PVP, SMALL_HOST)
+        (limits,) = [f for f in findings if f.resource == 'compute']
+        self.assertEqual(preflight.UNCHECKED, limits.verdict)
+        self.assertIn('`openstack limits show --absolute` printed no JSON',
+                      limits.message)
+
+    def test_an_answer_of_another_shape_names_the_command(self):
+        answers = recorded_cloud.answers()
+        answers['limits show --absolute -f json']['stdout'] = [
+            {'Key': 'maxTotalCores'}]
+        findings, _ = _check(answers, PVP, SMALL_HOST)
+        (limits,) = [f for f in findings if f.resource == 'compute']
+        self.assertEqual(preflight.UNCHECKED, limits.verdict)
+        self.assertIn('`openstack limits show --absolute` answered in a '
+                      "shape preflight does not know (KeyError: 'Name')",
+                      limits.message)
 
     def test_quota_short_of_cores_blocks(self):
         answers = recorded_cloud.answers()
@@ -396,7 +426,7 @@ class CommandTest(testtools.TestCase):
         status, out, err = self._on_the_recorded_cloud(
             '-e', PVP, '-e', SMALL_HOST, '--json', target)
         self.assertEqual(0, status, err)
-        self.assertIn('nothing blocks the create (1 unchecked)', err)
+        self.assertIn('nothing blocks the create (1 of 14 unchecked)', err)
         with open(target) as stream:
             document = json.load(stream)
         self.assertEqual(preflight.SCHEMA, document['schema'])
@@ -417,11 +447,91 @@ class CommandTest(testtools.TestCase):
         _, _, err = self._on_the_recorded_cloud(
             '-e', VECPE, '-e', SMALL_HOST, '--parameter',
             'endpoints=generator')
-        self.assertIn('warning: --parameter endpoints=generator is '
-                      'overridden by', err)
+        # Said once, by the one check (validation/check.py).
+        (line,) = [line for line in err.splitlines()
+                   if 'PARAM-OVERRIDDEN' in line]
+        self.assertIn('parameter endpoints: [PARAM-OVERRIDDEN] warning: '
+                      "given 'generator'", line)
+        self.assertIn('; fix: give it in an environment file', line)
 
     def test_a_template_heat_refuses_is_said(self):
         status, _, err = self._main(repo.CHAIN, '--parameter',
                                     'vnf_count=7')
         self.assertEqual(1, status)
         self.assertIn('vnf_count', err)
+
+
+def _typo_cloud(argv, **kwargs):
+    """subprocess.run of a client given a cloud clouds.yaml lacks."""
+    _typo_cloud.asked.append(argv)
+    return subprocess.CompletedProcess(argv, 1, '',
+                                       'Cloud typo was not found.')
+
+
+class FailClosedTest(testtools.TestCase):
+    """The gate passes nothing it could not ask, unless told to."""
+
+    def setUp(self):
+        super().setUp()
+        _typo_cloud.asked = []
+
+    def _typo(self, *argv):
+        client = openstack_cli.OpenStackCLI('typo', run=_typo_cloud)
+        with mock.patch.object(preflight_command.openstack_cli,
+                               'OpenStackCLI', return_value=client):
+            return CommandTest._main(self, '--os-cloud', 'typo',
+                                     repo.CHAIN, '-e', PVP, '-e',
+                                     SMALL_HOST, *argv)
+
+    def test_an_unknown_cloud_fails_in_one_line_naming_it(self):
+        status, out, err = self._typo()
+        self.assertEqual(1, status)
+        self.assertEqual('', out)
+        (line,) = err.splitlines()
+        self.assertIn('could not ask cloud typo: Cloud typo was not found.',
+                      line)
+        self.assertIn('fix: check the clouds.yaml entry', line)
+        self.assertNotIn('nothing blocks', line)
+        self.assertNotEqual([], _typo_cloud.asked)
+
+    def test_allow_unchecked_passes_and_counts_what_went_unchecked(self):
+        target = os.path.join(self.useFixture(fixtures.TempDir()).path,
+                              'preflight.json')
+        status, out, err = self._typo('--allow-unchecked', '--json', target)
+        self.assertEqual(0, status, err)
+        self.assertRegex(err, r'nothing blocks the create \((\d+) of \1 '
+                              r'unchecked, allowed by --allow-unchecked\)')
+        with open(target) as stream:
+            document = json.load(stream)
+        self.assertTrue(document['passed'])
+        self.assertTrue(document['allow_unchecked'])
+        self.assertEqual(len(document['findings']), document['unchecked'])
+
+    def test_the_document_of_a_cloud_not_reached_has_not_passed(self):
+        status, out, _ = self._typo('--json', '-')
+        self.assertEqual(1, status)
+        document = json.loads(out)
+        self.assertFalse(document['passed'])
+        self.assertEqual(list(preflight.CHECKS), document['unanswered'])
+
+    def test_placement_refused_fails_closed_with_the_table(self):
+        answers = recorded_cloud.answers()
+        del answers['resource provider list -f json']
+        client = openstack_cli.OpenStackCLI(
+            'epa-chain', run=recorded_cloud.ReplayedClient(answers))
+        with mock.patch.object(preflight_command.openstack_cli,
+                               'OpenStackCLI', return_value=client):
+            status, out, err = CommandTest._main(
+                self, '--os-cloud', 'epa-chain', repo.CHAIN, '-e', PVP)
+        self.assertEqual(1, status)
+        self.assertIn('UNCHECKED', out)
+        self.assertIn('cloud epa-chain answered nothing for capacity', err)
+
+    def test_a_nan_parameter_is_refused_before_the_cloud(self):
+        # validate's NFV rules refuse it; preflight runs the same check.
+        status, out, err = self._typo(
+            '--parameter', 'generator_latency_bucket_shift=nan')
+        self.assertEqual(1, status)
+        self.assertEqual('', out)
+        self.assertIn('generator_latency_bucket_shift', err)
+        self.assertEqual([], _typo_cloud.asked)
