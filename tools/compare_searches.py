@@ -41,19 +41,30 @@ from epa_chain.measurement import options as campaign_options  # noqa: E402
 from epa_chain import outputs  # noqa: E402
 
 TARGET_RATIO = 0.4
-SEED_FRAME_SIZES = '64,128,256,512,1024,1280,1518'
+# The seeds' comparison: every RFC 2544 frame size, both directions; the
+# campaign table (measurement/options.py) owns every other default.
+SEED_FRAME_SIZES = ','.join(str(size) for size in
+                            campaign_options.RFC2544_FRAME_SIZES)
+TABLE_DEFAULTS = ('flow_counts', 'trial_duration_s', 'resolution',
+                  'loss_goals', 'mlr_initial_trial_duration_s',
+                  'mlr_preceding_targets')
+
+
+def _table_default(field):
+    """The campaign table's default of `field`, as its flag writes it."""
+    option = campaign_options.BY_FIELD[field]
+    return option.show(option.default)
 
 
 def parse_args(argv):
     parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
     parser.add_argument('--frame-sizes', default=SEED_FRAME_SIZES)
-    parser.add_argument('--flows', default='1')
     parser.add_argument('--direction', choices=('uni', 'bi'), default='bi')
-    parser.add_argument('--trial-duration', type=float, default=60.0)
-    parser.add_argument('--resolution', type=float, default=0.005)
-    parser.add_argument('--loss-goals', default='NDR=0,PDR=0.005')
-    parser.add_argument('--mlr-initial-trial', type=float, default=1.0)
-    parser.add_argument('--mlr-preceding-targets', type=int, default=2)
+    kinds = {'int': int, 'float': float}
+    for field in TABLE_DEFAULTS:
+        option = campaign_options.BY_FIELD[field]
+        parser.add_argument(option.flag, type=kinds.get(option.kind, str),
+                            default=_table_default(field))
     parser.add_argument('--generator-option', action='append', default=[],
                         metavar='KEY=VALUE',
                         help='model generator option, e.g. jitter=0.005')

@@ -19,14 +19,21 @@ check defaults, choices and bounds against the Campaign the table
 describes; the Tempest plugin's own unit tests
 (tempest_plugin/epa_chain_tempest_plugin/tests/unit/test_campaign_options.py)
 do the same with its registered oslo.config group, against the same CLI.
+The table owns every default: measurement.rst's table of them is
+generated from it (tools/option_docs.py), and a default changed in the
+table reaches the command lines, Tempest and that page.
 """
 
 import contextlib
 import dataclasses
+import glob
+import importlib.util
 import io
 import os
+import re
 import shutil
 import tempfile
+from unittest import mock
 
 import testtools
 
@@ -36,7 +43,14 @@ from epa_chain.cloud import options as opts
 from epa_chain.commands import _arguments
 from epa_chain.measurement import campaign
 from epa_chain.measurement import options
+from epa_chain.measurement import trial
 from epa_chain.tests import cli_options
+from epa_chain.tests import repo
+
+# A default stated in prose: ``--latency-fraction`` (0.9),
+# ``--mlr-initial-trial`` (default 1 s).
+PROSE_DEFAULT = re.compile(
+    r'``(--[a-z-]+)``\s+\((?:default\s+)?([0-9][0-9.]*)[\s);,]')
 
 
 def parse(*argv):
@@ -210,3 +224,104 @@ class DirectionTest(testtools.TestCase):
         self.assertEqual(('forward', 'reverse'), both.directions)
         self.assertRaises(options.FieldError, dataclasses.replace, plan,
                           chain_length=-1)
+
+
+def _tool(name):
+    spec = importlib.util.spec_from_file_location(
+        name, os.path.join(repo.ROOT, 'tools', name + '.py'))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _another_default(option):
+    """A valid default for `option` other than its own."""
+    others = {'frame_sizes': (trial.FrameSize(size=128),),
+              'flow_counts': (2,), 'loss_goals': {'NDR': 0.0, 'PDR': 0.01},
+              'directions': chain_directions.BIDIRECTIONAL,
+              'results_dir': 'elsewhere'}
+    if option.field in others:
+        return others[option.field]
+    if option.kind == 'choice':
+        return [c for c in option.choices if c != option.default][0]
+    if option.default is None:
+        return 7 if option.kind == 'int' else 1e6
+    if option.kind == 'int':
+        return option.default + 1
+    return option.default / 2 if option.default else 0.5
+
+
+def stale_prose(table):
+    """Defaults the docs state in prose that no front end starts from."""
+    by_flag = {option.flag: option for option in table}
+    stale = []
+    for path in glob.glob(os.path.join(repo.ROOT, 'doc', 'source', '*.rst')
+                          ) + [os.path.join(repo.ROOT, 'README.rst')]:
+        with open(path) as stream:
+            text = stream.read()
+        for flag, value in PROSE_DEFAULT.findall(text):
+            option = by_flag.get(flag)
+            if option is None:
+                continue
+            starts = {repr(float(options.defaults(front_end)[option.field]))
+                      for front_end in (options.MEASURE, options.LOCAL)}
+            if repr(float(value)) not in starts:
+                stale.append('%s: %s (%s)' % (os.path.relpath(
+                    path, repo.ROOT), flag, value))
+    return stale
+
+
+class OneOwnerTest(testtools.TestCase):
+    """The table owns the defaults; the rest follows a change there."""
+
+    def test_measurement_rst_lists_the_tables_defaults(self):
+        tool = _tool('option_docs')
+        with open(tool.CAMPAIGN_PAGE) as stream:
+            page = stream.read()
+        self.assertEqual(tool.replace(page, tool.render_campaign(),
+                                      tool.CAMPAIGN_BEGIN, tool.CAMPAIGN_END),
+                         page, 'run tools/option_docs.py')
+        self.assertEqual([], stale_prose(options.TABLE))
+
+    def test_every_default_changed_in_the_table_reaches_each_front_end(self):
+        tool = _tool('option_docs')
+        for index, option in enumerate(options.TABLE):
+            changed = dataclasses.replace(
+                option, default=_another_default(option))
+            table = options.TABLE[:index] + (changed,) + \
+                options.TABLE[index + 1:]
+            with mock.patch.object(options, 'TABLE', table), \
+                    mock.patch.dict(options.BY_FIELD, {option.field: changed}):
+                self._follows(tool, changed)
+
+    def _follows(self, tool, changed):
+        shown = changed.show(changed.default)
+        (row,) = [row for row in tool.campaign_rows(options.TABLE)
+                  if row[0] == changed.field]
+        self.assertEqual(shown, row[3], changed.field)
+        measure = cli_options.actions('measure')
+        self.assertEqual(shown, measure[changed.flag].default, changed.field)
+        if changed.conf and changed.field not in options.OVERRIDES[
+                options.TEMPEST]:
+            self.assertEqual(changed.to_conf(changed.default),
+                             options.conf_defaults()[changed.conf])
+
+    def test_a_changed_default_names_the_prose_that_states_it(self):
+        option = options.BY_FIELD['mlr_initial_trial_duration_s']
+        changed = dataclasses.replace(option, default=2.0)
+        table = tuple(changed if o is option else o for o in options.TABLE)
+        with mock.patch.object(options, 'TABLE', table), \
+                mock.patch.dict(options.BY_FIELD, {option.field: changed}):
+            self.assertEqual(
+                ['doc/source/measurement.rst: --mlr-initial-trial (1)'],
+                stale_prose(table))
+
+    def test_compare_searches_starts_from_the_table(self):
+        args = _tool('compare_searches').parse_args([])
+        for field in ('trial_duration_s', 'resolution',
+                      'mlr_initial_trial_duration_s',
+                      'mlr_preceding_targets'):
+            option = options.BY_FIELD[field]
+            self.assertEqual(option.default, getattr(args, option.dest))
+        self.assertEqual(options.BY_FIELD['loss_goals'].default,
+                         options.parse_goals(args.loss_goals))
