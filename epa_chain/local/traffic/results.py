@@ -55,7 +55,7 @@ def check_receiver(report):
     if dropped:
         raise trial.GeneratorError(RECEIVER_OVERRUN, '%s: the kernel dropped '
                                    'frames the receiver did not read in time;'
-                                   ' lower the maximum load (calibrate())'
+                                   ' lower --max-load'
                                    % ', '.join('%s %d frames' % item
                                                for item in dropped.items()))
 
@@ -118,8 +118,8 @@ def assemble(spec, planned, sender_report, receiver_report,
                        % (sender_report['last'] - sender_report['first'],
                           spec.duration_s))
         raise trial.GeneratorError(
-            guards.RATE_SHORTFALL, '%s (tolerance %.2g %%); lower the '
-            'maximum load to what calibrate() measures'
+            guards.RATE_SHORTFALL, '%s (tolerance %.2g %%); this host had '
+            'less CPU than when the generator was calibrated: lower --max-load'
             % (detail, rate_tolerance * 100))
     notes.extend(_endpoint_notes(receiver_report))
     if sender_report.get('retries'):
