@@ -22,7 +22,9 @@ the latency test at a fraction of the NDR) through the in-stack PROX
 generator -> write the results (a case that ended in a generator error
 fails the scenario once everything is written). Deleting the stack is
 registered with `add_cleanup` as soon as Heat has accepted it, so it
-happens even when a later step fails.
+happens even when a later step fails. The steps are the workflow's
+(workflow.py), which `epa-chain prove` and `measure` run too; this
+class chooses them for the scenario and keeps its budget and files.
 """
 
 import dataclasses
