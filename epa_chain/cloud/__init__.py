@@ -39,8 +39,15 @@ vnf_tasks       the parked VNFs' PROX tasks: started for the traffic only.
 workflow        the named steps the scenario, prove and measure share.
 stack_needs     what a resolved stack asks of a cloud, read once.
 cloud_answers   preflight's questions to the cloud, answers parsed once.
-preflight       can this cloud host the stack? (`epa-chain preflight`).
+preflight       can this cloud host the stack? The checks and the gate,
+                which fails closed.
+preflight_stack `epa-chain preflight`'s one call: check_stack, then the
+                cloud's answers.
 epa_audit       what each server's flavor asked vs what it got
-                (`epa-chain audit`).
+                (`epa-chain audit`): reads a stack's servers.
+audit_model     the audit's asked, Nova's given, findings, document.
+audit_rules     asked against given: one server's audit findings.
+host_readers    libvirt's domain XML and OVS's PMD text, parsed.
+host_commands   the audit's virsh and ovs-appctl on the host, bounded.
 text_table      the findings of preflight and audit as a console table.
 """

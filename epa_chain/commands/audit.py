@@ -17,8 +17,11 @@ the server's flavor with its extra specs and its NUMA topology); the
 host's side, when the servers run on this host (or with --host yes on a
 compute node, as root), from libvirt (`virsh dumpxml`) and Open vSwitch
 (`ovs-appctl dpif-netdev/pmd-rxq-show`). Prints "EPA: asked vs given".
-Exit status: 0 nothing invalidates a measurement, 1 something does (or
-the cloud could not be read), 2 usage.
+An answer that cannot be read (not JSON, another shape, a domain XML
+that does not parse) is one line naming its source and the fix. Exit
+status: 0 nothing invalidates a measurement, 1 something does, or
+nothing was read (no server: not clean), or the cloud or the host could
+not be read, 2 usage.
 
   epa-chain audit --os-cloud mycloud vecpe --json audit.json
 """
@@ -30,15 +33,14 @@ from epa_chain.cloud import epa_audit
 from epa_chain.cloud import openstack_cli
 from epa_chain import outputs
 
-HOST_PART = epa_audit.HOST_PART
-
 
 def add_arguments(parser):
     parser.add_argument('stack', help='the chain stack (name or ID)')
     parser.add_argument('--os-cloud', metavar='CLOUD',
                         help='clouds.yaml entry (admin: Nova shows the '
                              'topology and the host to admins)')
-    parser.add_argument('--host', choices=HOST_PART, default='auto',
+    parser.add_argument('--host', choices=epa_audit.HOST_PART,
+                        default='auto',
                         help='read libvirt and Open vSwitch on this host: '
                              'auto when Nova says the servers run here '
                              '(default %(default)s)')
@@ -56,27 +58,19 @@ def run(args):
         _error(exc)
         return 2
     try:
-        servers = cli.stack_servers(args.stack)
-        shown = {server_id: cli.server_topology(server_id)
-                 for server_id in sorted(servers)}
-        findings, host_checked = epa_audit.audit_servers(
-            shown, args.host, image_properties=cli.image_properties)
-    except (openstack_cli.CLIError, epa_audit.HostError, ValueError,
-            KeyError) as exc:
+        audit = epa_audit.audit_stack(cli, args.stack, args.host)
+    except (openstack_cli.CLIError, epa_audit.HostError,
+            epa_audit.AnswerError) as exc:
         _error(' '.join(str(exc).split()))
         return 1
     if args.json is not None:
-        outputs.write_text(args.json, json.dumps(epa_audit.document(
-            args.stack, findings, host_checked), indent=2,
-            sort_keys=True) + '\n', '--json', allow_stdout=True)
+        outputs.write_text(args.json, json.dumps(
+            audit.document(), indent=2, sort_keys=True) + '\n', '--json',
+            allow_stdout=True)
     if args.json != outputs.STDOUT:
-        print(epa_audit.table(findings))
-    bad = epa_audit.invalidating(findings)
-    print('%s: %s' % (args.stack, '%d finding(s) invalidate a measurement'
-                      % len(bad) if bad else 'nothing invalidates a '
-                      'measurement (host read for %d of %d servers)'
-                      % (len(host_checked), len(shown))), file=sys.stderr)
-    return 1 if bad else 0
+        print(epa_audit.table(audit.findings))
+    print('%s: %s' % (args.stack, audit.summary()), file=sys.stderr)
+    return 0 if audit.clean else 1
 
 
 def _error(message):

@@ -26,13 +26,19 @@ import io
 import json
 import os
 import re
+import subprocess
 from unittest import mock
 
 import fixtures
 import testtools
 
 from epa_chain import cli
+from epa_chain.cloud import audit_model
+from epa_chain.cloud import audit_rules
 from epa_chain.cloud import epa_audit
+from epa_chain.cloud import host_commands
+from epa_chain.cloud import host_readers
+from epa_chain.cloud import openstack_cli
 from epa_chain.commands import audit as audit_command
 from epa_chain.tests import repo
 
@@ -60,12 +66,12 @@ class AuditRecordedTest(testtools.TestCase):
     def setUp(self):
         super().setUp()
         self.domain_xml = _read('domain-small-host.xml')
-        self.rxqs = epa_audit.rxqs_of(_read('pmd-rxq-show.txt'))
+        self.rxqs = host_readers.rxqs_of(_read('pmd-rxq-show.txt'))
 
     def audit(self, server=None, domain_xml=None, rxqs=None):
-        domain = epa_audit.DomainGiven.of_xml(domain_xml or self.domain_xml)
-        return epa_audit.audit_server('vnf1', server or _server(), domain,
-                                      self.rxqs if rxqs is None else rxqs)
+        domain = host_readers.DomainGiven.of_xml(domain_xml or self.domain_xml)
+        return audit_rules.audit_server('vnf1', server or _server(), domain,
+                                        self.rxqs if rxqs is None else rxqs)
 
     def test_small_host_is_given_what_it_asked(self):
         findings = self.audit()
@@ -128,7 +134,7 @@ class AuditRecordedTest(testtools.TestCase):
 
     def test_a_pmd_on_another_numa_node_warns(self):
         text = _read('pmd-rxq-show.txt').replace('numa_id 0', 'numa_id 1')
-        findings = self.audit(rxqs=epa_audit.rxqs_of(text))
+        findings = self.audit(rxqs=host_readers.rxqs_of(text))
         warned = [f for f in findings if f.severity == 'warning']
         self.assertEqual(3, len(warned))
         self.assertIn('another NUMA node than the guest memory (0)',
@@ -140,7 +146,7 @@ class AuditRecordedTest(testtools.TestCase):
                                       if f.aspect == 'pmd'})
 
     def test_without_the_host_nova_alone_is_audited(self):
-        findings = epa_audit.audit_server('vnf1', _server())
+        findings = audit_rules.audit_server('vnf1', _server())
         self.assertEqual(['cpu', 'pages', 'numa'],
                          [f.aspect for f in findings])
         self.assertEqual('2 MB', findings[1].given)
@@ -148,7 +154,7 @@ class AuditRecordedTest(testtools.TestCase):
     def test_without_topology_nova_cannot_tell(self):
         server = _server()
         del server['topology']
-        (cpu,) = _by_aspect(epa_audit.audit_server('vnf1', server))['cpu']
+        (cpu,) = _by_aspect(audit_rules.audit_server('vnf1', server))['cpu']
         self.assertEqual('warning', cpu.severity)
         self.assertIn('2.78', cpu.message)
 
@@ -157,7 +163,7 @@ class AuditRecordedTest(testtools.TestCase):
         text = epa_audit.table(findings)
         self.assertTrue(text.startswith('EPA: asked vs given\nSERVER'))
         document = epa_audit.document('vecpe', findings, ['vnf1'])
-        self.assertEqual(epa_audit.SCHEMA, document['schema'])
+        self.assertEqual(audit_model.SCHEMA, document['schema'])
         self.assertTrue(document['valid'])
 
 
@@ -165,24 +171,24 @@ class ReadersTest(testtools.TestCase):
 
     def test_cpuset(self):
         self.assertEqual(frozenset({0, 1, 3, 6}),
-                         epa_audit._cpuset('0-3,^2,6'))
+                         host_readers._cpuset('0-3,^2,6'))
 
     def test_rxqs_of_pmd_rxq_show(self):
-        rxqs = epa_audit.rxqs_of(_read('pmd-rxq-show.txt'))
+        rxqs = host_readers.rxqs_of(_read('pmd-rxq-show.txt'))
         self.assertEqual(6, len(rxqs))
         (first,) = rxqs['vhu40eee1d4-a4']
         self.assertEqual((0, 1, 0, None), (first.queue, first.pmd_core,
                                            first.pmd_numa,
                                            first.usage_percent))
-        busy = epa_audit.rxqs_of(_read('pmd-rxq-show.txt').replace(
+        busy = host_readers.rxqs_of(_read('pmd-rxq-show.txt').replace(
             'NOT AVAIL', '12 %'))
         self.assertEqual(12, busy['vhu40eee1d4-a4'][0].usage_percent)
 
     def test_a_domain_name_that_is_not_novas_never_reaches_virsh(self):
         server = copy.deepcopy(_server())
         server['OS-EXT-SRV-ATTR:instance_name'] = '--connect=evil'
-        error = self.assertRaises(epa_audit.HostError,
-                                  epa_audit.domain_xml, server)
+        error = self.assertRaises(host_commands.HostError,
+                                  host_commands.domain_xml, server)
         self.assertIn("not Nova's instance-XXXXXXXX form", str(error))
 
 
@@ -203,33 +209,39 @@ class _Cloud:
         return {'hw_vif_multiqueue_enabled': 'true'}
 
 
-class AuditCommandTest(testtools.TestCase):
+class _AuditMain(testtools.TestCase):
+    """`epa-chain audit` on a fake client and host."""
 
     def setUp(self):
         super().setUp()
         self.directory = self.useFixture(fixtures.TempDir()).path
         self.host_commands = []
 
-    def main(self, server, *argv, here='vm'):
+    def main(self, server, *argv, here='vm', client=None,
+             domain_xml=None):
         def host_command(command, run=None):
             self.host_commands.append(command)
-            return _read('domain-small-host.xml' if command[0] == 'virsh'
-                         else 'pmd-rxq-show.txt')
+            if command[0] == 'virsh':
+                return domain_xml or _read('domain-small-host.xml')
+            return _read('pmd-rxq-show.txt')
 
         out, err = io.StringIO(), io.StringIO()
         with mock.patch.object(audit_command.openstack_cli, 'OpenStackCLI',
-                               return_value=_Cloud(server)), \
-                mock.patch.object(epa_audit, 'host_command',
+                               return_value=client or _Cloud(server)), \
+                mock.patch.object(host_commands, 'host_command',
                                   side_effect=host_command), \
-                mock.patch.object(epa_audit.socket, 'gethostname',
+                mock.patch.object(host_commands.socket, 'gethostname',
                                   return_value=here), \
-                mock.patch.object(epa_audit.shutil, 'which',
+                mock.patch.object(host_commands.shutil, 'which',
                                   return_value='/usr/bin/virsh'), \
                 contextlib.redirect_stdout(out), \
                 contextlib.redirect_stderr(err):
             status = cli.main(['audit', '--os-cloud', 'epa-chain',
                                'vecpe'] + list(argv))
         return status, out.getvalue(), err.getvalue()
+
+
+class AuditCommandTest(_AuditMain):
 
     def test_a_server_on_this_host_is_read_from_libvirt_and_ovs(self):
         target = os.path.join(self.directory, 'audit.json')
@@ -264,6 +276,90 @@ class AuditCommandTest(testtools.TestCase):
         self.assertIn('--json', err)
 
 
+class _Client:
+    """subprocess.run for OpenStackCLI: a stack of one server.
+
+    Its topology is answered with `topology`, text as the client printed.
+    """
+
+    def __init__(self, topology):
+        self.topology = topology
+
+    def __call__(self, argv, **kwargs):
+        if 'resource' in argv:
+            text = json.dumps([{'physical_resource_id': SERVER_ID,
+                                'resource_type': 'OS::Nova::Server'}])
+        elif '--topology' in argv:
+            text = self.topology
+        else:
+            text = json.dumps({'id': SERVER_ID, 'name': 'vnf1'})
+        return subprocess.CompletedProcess(argv, 0, text, '')
+
+
+SERVER_ID = '6a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d'
+
+
+class AuditBadAnswersTest(_AuditMain):
+    """What the cloud or the host answered wrong: one line, exit 1."""
+
+    def _client(self, topology):
+        return openstack_cli.OpenStackCLI('epa-chain',
+                                          run=_Client(topology))
+
+    def assertOneLine(self, err, *parts):
+        (line,) = err.splitlines()
+        self.assertNotIn('internal error', line)
+        for part in parts:
+            self.assertIn(part, line)
+
+    def test_a_client_answer_that_is_not_json(self):
+        status, out, err = self.main(
+            None, client=self._client('Starting new HTTPS connection'))
+        self.assertEqual(1, status)
+        self.assertEqual('', out)
+        self.assertOneLine(
+            err, '`openstack server show --topology %s`' % SERVER_ID,
+            'cannot be read (JSONDecodeError: Expecting value',
+            'fix: run the command by hand with --debug')
+
+    def test_a_server_of_another_shape(self):
+        status, _, err = self.main(None, client=self._client('[]'))
+        self.assertEqual(1, status)
+        self.assertOneLine(err, 'server %s as Nova showed it' % SERVER_ID,
+                           'TypeError', 'fix:')
+
+    def test_a_topology_of_another_shape(self):
+        server = _server()
+        server['topology'] = 'pinned'
+        status, _, err = self.main(None, client=self._client(
+            json.dumps(server)), here='elsewhere')
+        self.assertEqual(1, status)
+        self.assertOneLine(err, 'as Nova showed it (`server show --topology`)',
+                           'AttributeError',
+                           'fix:')
+
+    def test_a_domain_xml_that_does_not_parse(self):
+        status, _, err = self.main(_server(), domain_xml='<domain><cputune')
+        self.assertEqual(1, status)
+        self.assertOneLine(err, '`virsh dumpxml` of server', 'ParseError',
+                           'fix: check libvirtd on this host')
+
+    def test_nothing_read_is_not_clean(self):
+        target = os.path.join(self.directory, 'audit.json')
+        cloud = _Cloud(_server())
+        cloud.stack_servers = lambda stack: {}
+        status, _, err = self.main(None, '--json', target, client=cloud)
+        self.assertEqual(1, status)
+        self.assertIn('vecpe: nothing was read', err)
+        with open(target) as stream:
+            self.assertFalse(json.load(stream)['valid'])
+
+    def test_an_audit_of_no_server_is_not_valid(self):
+        findings, checked = epa_audit.audit_servers({}, 'no')
+        self.assertFalse(epa_audit.document('vecpe', findings,
+                                            checked)['valid'])
+
+
 IMAGE_ID = '0c7c7ac3-9a3c-4ad1-bb3f-29d3b2b8c8a1'
 
 
@@ -277,7 +373,7 @@ class ImagePropertiesTest(testtools.TestCase):
         return server
 
     def test_the_image_decides_what_the_flavor_leaves_open(self):
-        asked = epa_audit.Asked.of_server(
+        asked = audit_model.Asked.of_server(
             self.server(**{'hw:mem_page_size': 'large'}),
             {'hw_mem_page_size': '2MB', 'hw_cpu_policy': 'dedicated'})
         self.assertEqual(('dedicated', '2MB'), (asked.cpu_policy,
@@ -287,7 +383,7 @@ class ImagePropertiesTest(testtools.TestCase):
                           ('cpu_policy', 'mem_page_size')})
 
     def test_the_flavor_wins_where_it_decides(self):
-        asked = epa_audit.Asked.of_server(
+        asked = audit_model.Asked.of_server(
             self.server(**{'hw:cpu_policy': 'shared',
                            'hw:mem_page_size': '1GB'}),
             {'hw_cpu_policy': 'dedicated', 'hw_mem_page_size': '2MB'})
@@ -303,12 +399,12 @@ class ImagePropertiesTest(testtools.TestCase):
             {'id1': server}, 'no', image_properties=lambda image: {
                 'hw_cpu_policy': 'dedicated'})
         (cpu,) = [f for f in findings if f.aspect == 'cpu']
-        self.assertEqual(('dedicated', epa_audit.INVALIDATES),
+        self.assertEqual(('dedicated', audit_model.INVALIDATES),
                          (cpu.asked, cpu.severity))
 
     def test_nothing_asked_is_said_so(self):
-        findings = epa_audit.audit_server('vnf', self.server(), None, None,
-                                          {})
+        findings = audit_rules.audit_server('vnf', self.server(), None,
+                                            None, {})
         (cpu,) = [f for f in findings if f.aspect == 'cpu']
         self.assertIn('neither the flavor nor the image asked', cpu.message)
 

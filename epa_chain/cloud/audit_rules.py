@@ -1,0 +1,151 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
+"""Asked against given, one server at a time: the audit's findings.
+
+A throughput figure from a guest that silently runs unpinned, on small
+pages or across NUMA nodes is a wrong figure with nothing to show it
+(seed 004: -50 % cross-NUMA). Per aspect of a server (cpu, pages, numa,
+pmd) what was asked is set against what Nova, libvirt and Open vSwitch
+gave: `invalidates` (asked dedicated, got floating; asked large pages,
+got small: a measurement of this chain is not of what was asked),
+`warning` (memory on another NUMA node than the PMD polling its ports),
+`info` (what was given, as asked). Pure: the values come read
+(audit_model, host_readers).
+"""
+
+from epa_chain.cloud import audit_model
+
+INVALIDATES = audit_model.INVALIDATES
+WARNING = audit_model.WARNING
+INFO = audit_model.INFO
+
+
+def audit_server(name, shown, domain=None, rxqs=None,
+                 image_properties=None):
+    """The Findings of one server.
+
+    `shown`: the server as `openstack --os-compute-api-version 2.78
+    server show --topology` gives it; `domain`: its
+    host_readers.DomainGiven, or None (the host not reachable); `rxqs`:
+    host_readers.rxqs_of the host's OVS, or None; `image_properties`:
+    its image's hw_* properties, or None.
+    """
+    asked = audit_model.Asked.of_server(shown, image_properties)
+    nova = audit_model.NovaGiven.of_server(shown)
+    rows = (_cpu(asked, nova, domain) + _pages(asked, nova, domain) +
+            _numa(asked, nova) + _pmds(nova, domain, rxqs))
+    return [audit_model.Finding(name, *row) for row in rows]
+
+
+def _cpu(asked, nova, domain):
+    """[(aspect, asked, given, severity, message)] of the CPU policy."""
+    if nova is None:
+        return [('cpu', asked.cpu_policy, 'unknown', WARNING,
+                 'Nova shows no topology (compute API 2.78 and admin '
+                 'needed)')]
+    if asked.cpu_policy == 'dedicated':
+        if nova.pinning and (domain is None or domain.pinned):
+            return [('cpu', 'dedicated', _pins(nova.pinning), INFO,
+                     'each vCPU pinned to its own host CPU, as asked')]
+        return [('cpu', 'dedicated', _floating(domain), INVALIDATES,
+                 'asked dedicated CPUs, got floating ones: a measurement '
+                 'of this server is not of a pinned guest')]
+    if asked.sources.get('cpu_policy') == 'default':
+        message = ('shared CPUs: neither the flavor nor the image asked '
+                   'for a CPU policy')
+    else:
+        message = 'shared CPUs, as %s asked (cpu policy %s)' % (
+            asked.asked_by('cpu_policy'), asked.cpu_policy)
+    return [('cpu', asked.cpu_policy, _floating(domain), INFO, message)]
+
+
+def _pages(asked, nova, domain):
+    """The page size: libvirt's when read, else Nova's."""
+    given_kib = nova.pagesize_kb if nova is not None else None
+    if domain is not None:
+        given_kib = domain.page_kib
+    if not asked.large_pages:
+        return [('pages', asked.mem_page_size or 'any', _page_size(given_kib),
+                 WARNING if not given_kib else INFO,
+                 'no page size asked: OVS-DPDK\'s vhost-user ports need '
+                 'the guest memory on huge pages' if not given_kib else
+                 'huge pages without asking for them')]
+    if given_kib and given_kib >= 2048:
+        return [('pages', asked.mem_page_size, _page_size(given_kib), INFO,
+                 'guest memory on %s pages, as asked'
+                 % _page_size(given_kib))]
+    if nova is None and domain is None:
+        return [('pages', asked.mem_page_size, 'unknown', WARNING,
+                 'neither Nova nor the host showed the page size')]
+    return [('pages', asked.mem_page_size, _page_size(given_kib),
+             INVALIDATES, 'asked large pages, got small ones: vhost-user '
+             'needs shared huge-page memory, and a measurement on small '
+             'pages is not of what was asked')]
+
+
+def _numa(asked, nova):
+    if nova is None or not asked.numa_nodes:
+        return []
+    count = len(nova.host_nodes)
+    same = count == asked.numa_nodes
+    return [('numa', str(asked.numa_nodes), '%d (host node %s)' % (
+        count, ','.join(map(str, nova.host_nodes))),
+        INFO if same else WARNING,
+        'guest NUMA nodes as asked' if same else
+        'asked %d guest NUMA node(s), got %d' % (asked.numa_nodes, count))]
+
+
+def _pmds(nova, domain, rxqs):
+    """The PMDs polling each vhost-user port, and their NUMA node."""
+    if domain is None or rxqs is None:
+        return []
+    memory_nodes = domain.memory_nodes or frozenset(
+        nova.host_nodes if nova else ())
+    return [_pmd(port, rxqs.get(port), memory_nodes)
+            for port in domain.vhost_user_ports]
+
+
+def _pmd(port, polled, memory_nodes):
+    if not polled:
+        return ('pmd', port, 'no PMD', WARNING,
+                'no PMD thread polls %s' % port)
+    given = ', '.join('core %d (NUMA %d%s)' % (
+        rxq.pmd_core, rxq.pmd_numa, ', %d %%' % rxq.usage_percent
+        if rxq.usage_percent is not None else '') for rxq in polled)
+    if memory_nodes and any(rxq.pmd_numa not in memory_nodes
+                            for rxq in polled):
+        return ('pmd', port, given, WARNING,
+                'the PMD polling %s is on another NUMA node than the guest '
+                'memory (%s): every frame crosses the interconnect'
+                % (port, ','.join(map(str, sorted(memory_nodes)))))
+    return ('pmd', port, given, INFO,
+            'polled on the guest memory\'s NUMA node')
+
+
+def _page_size(kib):
+    if not kib:
+        return 'small (4 KiB)'
+    return '%d MB' % (kib // 1024) if kib < 1048576 else '%d GB' % (
+        kib // 1048576)
+
+
+def _pins(pinning):
+    return ', '.join('vCPU %d -> CPU %d' % item
+                     for item in sorted(pinning.items()))
+
+
+def _floating(domain):
+    if domain is None or not domain.vcpu_pins:
+        return 'floating'
+    cpus = sorted(set().union(*domain.vcpu_pins.values()))
+    return 'floating over CPUs %s' % ','.join(map(str, cpus))
