@@ -89,11 +89,12 @@ def check_chains(throttle, stack, vnf_counts):
         return
     count = _stack_vnf_count(stack)
     if count is not None:
-        files = [safe_yaml.shown(path) for path in stack.environments]
+        sources = [safe_yaml.shown(path) for path in (
+            stack.template,) + tuple(stack.environments)]
+        sources += ['--parameter'] if stack.parameters else []
         _check_length(throttle, count, 'the chain has %d VNF(s) (vnf_count '
                       'of %s, as Heat merges it)' % (count, ', '.join(
-                          [safe_yaml.shown(stack.template)] + files +
-                          ['--parameter'])),
+                          sources)),
                       'choose a longer chain (--preset, -e, --vnf-counts)')
 
 
