@@ -33,6 +33,12 @@ from epa_chain.cloud import stack_needs
 _NOT_FOUND = re.compile(r'No (Image|Flavor|Network) found for|'
                         r'Could not find resource|'
                         r'No (image|flavor|network) with a name or ID')
+# What the client says when it reached no cloud at all (clouds.yaml, the
+# credentials, Keystone): every later question would fail alike, each
+# after seconds, so they are not asked.
+_UNREACHED = re.compile(r'Cloud \S+ was not found|Missing value auth-url|'
+                        r'Failed to discover available identity versions|'
+                        r'Unable to establish connection to|\(HTTP 401\)')
 NO_SEGMENT_RANGES = ('Neutron has no network-segment-range extension: its '
                      'VLAN ranges are only in its ml2 configuration')
 SEGMENT_RANGE_EXTENSION = 'network-segment-range'
@@ -74,12 +80,20 @@ class CloudView:
     def __init__(self, cli):
         self.cli = cli
         self._admin = None
+        # What the client said when it reached no cloud, once said.
+        self._unreached = None
 
     def _ask(self, *args, names=()):
         """The client's JSON answer; Unanswered when there is none."""
+        if self._unreached is not None:
+            raise Unanswered('not asked, an earlier call failed: %s'
+                             % self._unreached)
         try:
             return self.cli.json(*args, names=names)
         except openstack_cli.CLIError as exc:
+            said = str(exc).strip().splitlines()[-1:] or ['']
+            if _UNREACHED.search(said[0]):
+                self._unreached = said[0].rpartition(' failed: ')[2]
             raise Unanswered(str(exc))
         except ValueError as exc:
             raise Unanswered('`openstack %s` printed no JSON (%s): check '
