@@ -16,4 +16,6 @@ Run with ``tox -e cloud``: root, tens of minutes, the distribution's
 OpenStack packages installed and started on this host, then taken down.
 
 images    the VNF image the test uploads: built once per content.
+host      what the test reads off the host: listeners, file modes,
+          processes.
 """
