@@ -35,6 +35,7 @@ import shutil
 import tempfile
 from unittest import mock
 
+import fixtures
 import testtools
 
 from epa_chain.chain import directions as chain_directions
@@ -251,12 +252,13 @@ def _another_default(option):
     return option.default / 2 if option.default else 0.5
 
 
-def stale_prose(table):
+def stale_prose(table, paths=None):
     """Defaults the docs state in prose that no front end starts from."""
     by_flag = {option.flag: option for option in table}
     stale = []
-    for path in glob.glob(os.path.join(repo.ROOT, 'doc', 'source', '*.rst')
-                          ) + [os.path.join(repo.ROOT, 'README.rst')]:
+    for path in paths or glob.glob(os.path.join(
+            repo.ROOT, 'doc', 'source', '*.rst')) + [
+            os.path.join(repo.ROOT, 'README.rst')]:
         with open(path) as stream:
             text = stream.read()
         for flag, value in PROSE_DEFAULT.findall(text):
@@ -307,14 +309,19 @@ class OneOwnerTest(testtools.TestCase):
                              options.conf_defaults()[changed.conf])
 
     def test_a_changed_default_names_the_prose_that_states_it(self):
+        page = os.path.join(self.useFixture(fixtures.TempDir()).path,
+                            'page.rst')
+        with open(page, 'w') as stream:
+            stream.write('set by ``--mlr-initial-trial`` (default 1 s) and\n'
+                         '``--latency-fraction`` (0.9) of the goal\n')
         option = options.BY_FIELD['mlr_initial_trial_duration_s']
+        self.assertEqual([], stale_prose(options.TABLE, [page]))
         changed = dataclasses.replace(option, default=2.0)
         table = tuple(changed if o is option else o for o in options.TABLE)
         with mock.patch.object(options, 'TABLE', table), \
                 mock.patch.dict(options.BY_FIELD, {option.field: changed}):
-            self.assertEqual(
-                ['doc/source/measurement.rst: --mlr-initial-trial (1)'],
-                stale_prose(table))
+            self.assertEqual(['%s: --mlr-initial-trial (1)' % os.path.relpath(
+                page, repo.ROOT)], stale_prose(table, [page]))
 
     def test_compare_searches_starts_from_the_table(self):
         args = _tool('compare_searches').parse_args([])
