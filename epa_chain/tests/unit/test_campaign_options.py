@@ -311,17 +311,18 @@ class OneOwnerTest(testtools.TestCase):
     def test_a_changed_default_names_the_prose_that_states_it(self):
         page = os.path.join(self.useFixture(fixtures.TempDir()).path,
                             'page.rst')
-        with open(page, 'w') as stream:
-            stream.write('set by ``--mlr-initial-trial`` (default 1 s) and\n'
-                         '``--latency-fraction`` (0.9) of the goal\n')
         option = options.BY_FIELD['mlr_initial_trial_duration_s']
+        with open(page, 'w') as stream:
+            stream.write('set by ``--mlr-initial-trial`` (default %g s)\n'
+                         % option.default)
         self.assertEqual([], stale_prose(options.TABLE, [page]))
-        changed = dataclasses.replace(option, default=2.0)
+        changed = dataclasses.replace(option, default=option.default + 7)
         table = tuple(changed if o is option else o for o in options.TABLE)
         with mock.patch.object(options, 'TABLE', table), \
                 mock.patch.dict(options.BY_FIELD, {option.field: changed}):
-            self.assertEqual(['%s: --mlr-initial-trial (1)' % os.path.relpath(
-                page, repo.ROOT)], stale_prose(table, [page]))
+            self.assertEqual(['%s: --mlr-initial-trial (%g)' % (
+                os.path.relpath(page, repo.ROOT), option.default)],
+                stale_prose(table, [page]))
 
     def test_compare_searches_starts_from_the_table(self):
         args = _tool('compare_searches').parse_args([])
