@@ -18,6 +18,8 @@ stack as Heat would create it; which shipped template and preset to use.
 files     loads a template with its environments and nested files, as
           `openstack stack create` would upload them (or takes what Heat
           holds for a created stack: from_heat).
+memo      parses each text once per process (every check of a run reads
+          the same tree), handing each caller its own copy.
 offline   sets Heat's engine up in-process with the cloud-only parts
           (service catalogue, clients, lookup constraints) neutralised.
 realise   walks a parsed stack in dependency order, giving every resource

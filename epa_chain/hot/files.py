@@ -39,6 +39,7 @@ from heatclient.common import template_format
 from heatclient.common import template_utils
 from heatclient.common import utils as heat_utils
 
+from epa_chain.hot import memo
 from epa_chain.hot import tree as tree_mod
 from epa_chain import safe_yaml
 
@@ -65,6 +66,12 @@ OVERLAY_DIRECTORY = 'environments'
 
 # A file that cannot be read, or must not be (safe_yaml, tree).
 LoadError = safe_yaml.InputError
+
+# Every check of a run reads the same files: each text is checked and
+# parsed once per process (memo.py), each caller getting its own copy.
+_load_text = memo.once(safe_yaml.load_text)
+_check_text = memo.once(safe_yaml.check)
+_parse_as_heatclient = memo.once(template_format.parse)
 
 
 @dataclasses.dataclass
@@ -107,11 +114,12 @@ def load(template_path, environment_paths=(), allow_outside=False):
                          for p in environment_paths]
     reader = _Reader(tree_mod.Tree(template_path, allow_outside))
     template_url = reader.template(template_path)
+    # What the template's tree holds, before the environments add theirs.
+    tree_files = tuple(sorted(reader.checked.items()))
     environment_urls = [reader.environment(p) for p in environment_paths]
     environment_files = []
     try:
-        tpl_files, template = template_utils.get_template_contents(
-            template_object=template_url, object_request=reader.serve)
+        tpl_files, template = _uploaded_template(template_url, tree_files)
         env_files, environment = (
             template_utils.process_multiple_environments_and_files(
                 env_paths=environment_urls,
@@ -135,6 +143,17 @@ def load(template_path, environment_paths=(), allow_outside=False):
         files[name] = content
     return TemplateSet(template_path, environment_paths, template,
                        environment or {}, files, environment_files)
+
+
+@memo.once
+def _uploaded_template(template_url, tree_files):
+    """(files, template) as heatclient uploads a template: once per tree.
+
+    `tree_files` are the (URL, bytes) the checks read for the template.
+    """
+    return template_utils.get_template_contents(
+        template_object=template_url,
+        object_request=_Reader(None, dict(tree_files)).serve)
 
 
 def _uploaded_environment(url, reader):
@@ -189,9 +208,9 @@ class _Reader:
     gives it; serve() hands template_utils those bytes and nothing else.
     """
 
-    def __init__(self, tree):
+    def __init__(self, tree, checked=None):
         self.tree = tree
-        self.checked = {}
+        self.checked = {} if checked is None else checked
         self._walking = []      # the chain of files being followed
 
     def template(self, path):
@@ -209,7 +228,7 @@ class _Reader:
         what = 'environment'
         text = safe_yaml.read_text(path, what)
         name = safe_yaml.shown(path)
-        document = safe_yaml.load_text(text, name, what)
+        document = _load_text(text, name, what)
         check_environment(document, name)
         url = _file_url(path)
         self.checked[url] = text.encode('utf-8')
@@ -341,7 +360,7 @@ class _Reader:
 
 def _template(text, name):
     """A template's text, checked, as heatclient reads it."""
-    document = safe_yaml.load_text(text, name, 'template')
+    document = _load_text(text, name, 'template')
     if not any(key in document for key in TEMPLATE_VERSION_KEYS):
         raise LoadError(name, 'not a Heat template: no '
                         'heat_template_version', 'give a HOT template '
@@ -361,10 +380,12 @@ def _maybe_template(data, name):
         text = data.decode('utf-8')
     except UnicodeDecodeError:
         return None
-    safe_yaml.check(text, name, syntax=False)
-    if not template_utils.is_template(text):
+    _check_text(text, name, syntax=False)
+    try:
+        # What template_utils.is_template asks.
+        document = _parse_as_heatclient(text)
+    except (ValueError, TypeError):
         return None
-    document = _heat_parse(text, name)
     if isinstance(document, dict):
         check_template(document, name)
     return document
@@ -387,7 +408,7 @@ def _file_url(path):
 def _heat_parse(text, name):
     """The document as heatclient reads it (text already checked)."""
     try:
-        return template_format.parse(text)
+        return _parse_as_heatclient(text)
     except ValueError as exc:
         raise LoadError(name, _describe(exc), 'give a Heat template')
 

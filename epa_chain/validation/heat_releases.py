@@ -29,6 +29,7 @@ import datetime
 import yaml
 
 from epa_chain.hot import files
+from epa_chain.hot import memo
 from epa_chain import safe_yaml
 from epa_chain.validation import findings
 
@@ -40,6 +41,8 @@ VERSION_NAMES = {'wallaby': '2021-04-16'}
 
 NULL_FIX = ('give `if` a third argument, null to leave the value unset: '
             '{if: [%s, VALUE, null]}')
+# The same files for every preset of a template: parsed once (memo.py).
+_parse = memo.once(safe_yaml.parse)
 MAC_FIX = ('fix the MAC through value_specs instead: value_specs: {if: '
            '[%s, {mac_address: VALUE}, {}]} (a null mac_address becomes '
            '\'\', which Neutron refuses)')
@@ -53,7 +56,7 @@ def check(template_set):
         if path in documents or not path.endswith(files.TEMPLATE_SUFFIXES):
             continue
         try:
-            document = safe_yaml.parse(text, template_set.display_path(path))
+            document = _parse(text, template_set.display_path(path))
         except safe_yaml.InputError:
             continue    # not ours to report: Heat's own parse does
         if files.is_template(document):

@@ -191,3 +191,42 @@ class TestParametersMergeAsHeatMerges(testtools.TestCase):
         # The small-host environment, last, set cpu_policy.
         self.assertEqual('shared', merged['parameters']['cpu_policy'])
         self.assertEqual(3, merged['parameters']['vnf_count'])
+
+
+class TestChecksShareNothing(testtools.TestCase):
+    """What every check shares (hot/memo.py) never carries one's state."""
+
+    def findings(self, checked):
+        return sorted(str(f) for f in checked.findings)
+
+    def test_a_check_after_a_refused_one_is_unaffected(self):
+        first = check.check_stack(repo.CHAIN, PVP)
+        self.assertRaises(check.StackRefused, check.check_stack, repo.CHAIN,
+                          PVP, {'cpu_thread_policy': 'sometimes'},
+                          inline=True)
+        again = check.check_stack(repo.CHAIN, PVP)
+        self.assertEqual(self.findings(first), self.findings(again))
+        self.assertEqual(first.realisation.parameters,
+                         again.realisation.parameters)
+
+    def test_what_a_caller_does_to_its_stack_stays_its_own(self):
+        first = check.check_stack(repo.CHAIN, PVP)
+        first.template_set.template['resources'].clear()
+        first.template_set.files.clear()
+        again = check.check_stack(repo.CHAIN, PVP)
+        self.assertTrue(again.template_set.template['resources'])
+        self.assertEqual(self.findings(first), self.findings(again))
+
+    def test_a_file_changed_between_checks_is_read_again(self):
+        directory = self.useFixture(fixtures.TempDir()).path
+        path = os.path.join(directory, 't.yaml')
+        text = ('heat_template_version: 2021-04-16\nparameters:\n'
+                '  n: {type: number, default: 1}\n')
+        for default, refused in (('1', False), ('.nan', True)):
+            with open(path, 'w') as stream:
+                stream.write(text.replace('1}', default + '}'))
+            if refused:
+                self.assertRaises(check.StackRefused, check.check_stack,
+                                  path)
+            else:
+                check.check_stack(path)
