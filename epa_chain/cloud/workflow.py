@@ -198,9 +198,13 @@ def preflight(resolved, answers, say=LOG.info):
     if answers is None:
         return
     found = preflight_mod.check(stack_needs.needs_of(resolved), answers)
-    if not preflight_mod.passed(found):
-        raise StepError('preflight: the cloud cannot host the stack '
-                        '(nothing created):\n%s' % preflight_mod.table(found))
+    gate = preflight_mod.gate(found)
+    if not gate.passed:
+        # Blockers, or (failing closed) a check the cloud did not answer.
+        raise StepError('preflight: %s (nothing created): %s\n%s' % (
+            'the cloud cannot host the stack' if gate.blockers else
+            'the cloud left checks unanswered', gate.summary(),
+            preflight_mod.table(found)))
     say('Preflight:\n%s' % preflight_mod.table(found))
 
 

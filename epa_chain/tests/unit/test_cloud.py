@@ -1299,6 +1299,21 @@ class BenchmarkFlowTest(testtools.TestCase):
         self.assertNotIn('create', [call[0] for call in self.heat.calls])
         self.assertEqual([], self.cleanups)
 
+    def test_preflight_that_could_ask_nothing_creates_nothing(self):
+        # Fail closed: a cloud that answers no question is no pass.
+        run = self.benchmark.ChainBenchmark(
+            self.options, self.stacks, self.compute, self.cleanups.append,
+            generator_factory=self.generator_factory, ready_interval=1,
+            clock=self.clock, sleep=self.clock.sleep,
+            answers=cloud_answers.CloudView(openstack_cli.OpenStackCLI(
+                'epa-chain', run=recorded_cloud.ReplayedClient({}))))
+        error = self.assertRaises(self.benchmark.BenchmarkError, run.run,
+                                  's', 1, BI)
+        self.assertIn('preflight: the cloud left checks unanswered '
+                      '(nothing created): the cloud answered nothing for '
+                      'images, flavors, capacity, quotas', str(error))
+        self.assertNotIn('create', [call[0] for call in self.heat.calls])
+
     def test_preflight_passed_lets_the_scenario_create(self):
         self.record_campaigns()
         run = self.benchmark.ChainBenchmark(
