@@ -17,6 +17,9 @@ Each template with its environments goes through check.check_stack
 the checks against older Heat releases, whether the stack passed or not.
 """
 
+import multiprocessing
+import os
+import sys
 import time
 
 from epa_chain.hot import files
@@ -73,7 +76,41 @@ def validate_tree(directory, allow_outside=False):
             message='sets no parameter of any template under %s' % directory,
             fix='name parameters the template declares'))
         reports.append(report)
-    for template, environments in discovery.pairs:
-        reports.append(validate(template, environments,
-                                allow_outside=allow_outside))
+    return reports + validate_pairs(discovery.pairs, allow_outside)
+
+
+def validate_pairs(pairs, allow_outside=False):
+    """A Report per (template, environments), in order, on every CPU.
+
+    The first is validated here: it loads Heat's engine and Nova's rules
+    and parses the tree once (hot/memo.py). The others go to worker
+    processes forked from this one, which inherit all of that; each
+    check is whole in one worker, so the reports are those of one
+    process doing them in turn.
+    """
+    jobs = [(template, list(environments), allow_outside)
+            for template, environments in pairs]
+    if not jobs:
+        return []
+    reports = [_validate_job(jobs[0])]
+    workers = min(_cpus(), len(jobs) - 1)
+    if workers < 2 or 'fork' not in multiprocessing.get_all_start_methods():
+        return reports + [_validate_job(job) for job in jobs[1:]]
+    # Buffered output would be written again by each worker.
+    sys.stdout.flush()
+    sys.stderr.flush()
+    with multiprocessing.get_context('fork').Pool(workers) as pool:
+        reports += pool.map(_validate_job, jobs[1:], chunksize=1)
     return reports
+
+
+def _validate_job(job):
+    template, environments, allow_outside = job
+    return validate(template, environments, allow_outside=allow_outside)
+
+
+def _cpus():
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:      # not on Linux
+        return os.cpu_count() or 1

@@ -14,6 +14,8 @@
 
 import os
 
+from unittest import mock
+
 import fixtures
 import testtools
 
@@ -24,6 +26,7 @@ from epa_chain.hot import shipped
 from epa_chain.tests import repo
 from epa_chain.validation import check
 from epa_chain.validation import findings
+from epa_chain.validation import runner
 
 PVP = [shipped.preset_path('pvp-bidir', repo.TEMPLATES)]
 
@@ -230,3 +233,27 @@ class TestChecksShareNothing(testtools.TestCase):
                                   path)
             else:
                 check.check_stack(path)
+
+
+class TestValidatePairsInWorkers(testtools.TestCase):
+    """Checks forked to every CPU report what one process reports."""
+
+    PAIRS = [(repo.CHAIN, [])] + [
+        (repo.CHAIN, [shipped.preset_path(p, repo.TEMPLATES)])
+        for p in ('pvp-unidir', 'pvvp-bidir', 'vecpe-unidir')]
+
+    def reports(self, reports):
+        return [(r.template, r.environments,
+                 sorted(str(f) for f in r.findings)) for r in reports]
+
+    def test_in_order_and_as_one_process_makes_them(self):
+        with mock.patch.object(runner, '_cpus', return_value=2):
+            forked = runner.validate_pairs(self.PAIRS)
+        with mock.patch.object(runner, '_cpus', return_value=1):
+            alone = runner.validate_pairs(self.PAIRS)
+        self.assertEqual(self.reports(alone), self.reports(forked))
+        self.assertEqual([[], self.PAIRS[1][1]],
+                         [r.environments for r in forked[:2]])
+
+    def test_nothing_to_validate(self):
+        self.assertEqual([], runner.validate_pairs([]))
