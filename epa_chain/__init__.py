@@ -17,6 +17,7 @@ or of those listed before it (doc/source/architecture.rst draws them).
 
 safe_yaml       the one YAML loader (sizes, aliases, depth, numbers).
 outputs         every output path: checked first, written atomically.
+findings        one finding model: scale, pass rule, JSON shape, table.
 chain/          the chain as the VNFs see it; the host-image contracts.
 hot/            Heat's engine offline: load, resolve, realise a stack.
 measurement/    campaigns, searches, latency, results, reports, plots.

@@ -31,7 +31,7 @@ import dataclasses
 import typing
 
 from epa_chain.cloud import cloud_answers
-from epa_chain.cloud import text_table
+from epa_chain import findings as finding_model
 from epa_chain.validation import placement_rules
 
 SCHEMA = 'epa-chain/preflight/1'
@@ -49,6 +49,13 @@ UNANSWERED_FIX = ('ask with credentials the cloud answers (admin for '
                   'Placement and provider networks), or pass %s to create '
                   'unchecked' % ALLOW_UNCHECKED)
 INTRA_NODE = 'templates/environments/intra-node.yaml'
+# Preflight's words on the one scale (epa_chain/findings.py).
+SOURCE = finding_model.Source(
+    'preflight', SCHEMA, ((BLOCKS, finding_model.FAILS),
+                          (UNCHECKED, finding_model.UNANSWERED),
+                          (OK, finding_model.PASSES)),
+    'verdict', (('check', 'CHECK'), ('resource', 'RESOURCE'),
+                ('key', 'KEY')))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -63,8 +70,15 @@ class Finding:
     # Why the cloud did not answer, as it said it (unchecked findings).
     reason: str = ''
 
+    def finding(self):
+        """This finding in the one model (epa_chain/findings.py)."""
+        return finding_model.Finding(
+            SOURCE, self.resource, self.verdict, self.message, self.fix,
+            (('check', self.check), ('resource', self.resource),
+             ('key', self.key), ('reason', self.reason)))
+
     def as_dict(self):
-        return dataclasses.asdict(self)
+        return self.finding().as_dict()
 
 
 def check(needs, cloud):
@@ -554,21 +568,17 @@ def _first_line(exc):
 
 
 def document(findings, template='', allow_unchecked=False):
-    """The JSON results document of a preflight."""
+    """The JSON results document of a preflight (the one findings shape)."""
     verdict = gate(findings, allow_unchecked)
-    return {'schema': SCHEMA, 'template': template,
-            'passed': verdict.passed, 'unchecked': verdict.unchecked,
-            'unanswered': list(verdict.unanswered),
-            'allow_unchecked': allow_unchecked,
-            'findings': [f.as_dict() for f in findings]}
+    return finding_model.document(
+        SOURCE, [f.finding() for f in findings], verdict.passed,
+        template=template, unchecked=verdict.unchecked,
+        unanswered=list(verdict.unanswered),
+        allow_unchecked=allow_unchecked)
 
 
 def table(findings):
     """The findings as a text table, blockers first within each check."""
     ordered = sorted(findings, key=lambda f: (CHECKS.index(f.check),
                                               VERDICTS.index(f.verdict)))
-    return text_table.columns(
-        ('CHECK', 'VERDICT', 'RESOURCE', 'KEY', 'WHAT / FIX'),
-        [(f.check, f.verdict.upper(), f.resource, f.key,
-          f.message + ('; fix: ' + f.fix if f.fix else ''))
-         for f in ordered])
+    return finding_model.table(SOURCE, [f.finding() for f in ordered])
