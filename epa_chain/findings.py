@@ -154,3 +154,27 @@ def columns(header, rows):
     return '\n'.join('  '.join([cell.ljust(width) for cell, width in
                                 zip(row, widths)] + [row[-1]]).rstrip()
                      for row in table_)
+
+
+# The EPA audit's vocabulary (cloud/audit_model.py finds, the results
+# report renders what a run recorded). An audit that read nothing is
+# not valid.
+AUDIT = Source(
+    'audit', 'epa-chain/audit/1', (('invalidates', FAILS), ('warning', WARNS),
+                                   ('info', PASSES)),
+    'severity', (('server', 'SERVER'), ('aspect', 'ASPECT'),
+                 ('asked', 'ASKED'), ('given', 'GIVEN')))
+
+
+def recorded(source, shaped):
+    """The Finding a document recorded (old documents: the source's keys).
+
+    `shaped` holds the source's word key and detail keys; the subject is
+    the first detail, the message 'message' (or 'note').
+    """
+    details = tuple((key, str(shaped.get(key, '')))
+                    for key, _ in source.columns)
+    return Finding(source, str(shaped.get('subject', details[0][1])),
+                   shaped[source.word_key],
+                   str(shaped.get('message', shaped.get('note', ''))),
+                   str(shaped.get('fix', '')), details)

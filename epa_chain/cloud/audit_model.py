@@ -22,11 +22,14 @@ audit's JSON document and console table are its forms.
 import dataclasses
 import typing
 
-from epa_chain.cloud import text_table
+from epa_chain import findings as finding_model
 
-SCHEMA = 'epa-chain/audit/1'
-INVALIDATES, WARNING, INFO = 'invalidates', 'warning', 'info'
-SEVERITIES = (INVALIDATES, WARNING, INFO)
+# The audit's words and columns are findings.AUDIT's: the results
+# report (measurement, a lower layer) renders recorded audits too.
+SOURCE = finding_model.AUDIT
+SCHEMA = SOURCE.schema
+SEVERITIES = tuple(word for word, _ in SOURCE.words)
+INVALIDATES, WARNING, INFO = SEVERITIES
 _LARGE = ('large', '2MB', '2048', '1GB', '1048576')
 
 
@@ -125,8 +128,15 @@ class Finding:
     severity: str
     message: str
 
+    def finding(self):
+        """This finding in the one model (epa_chain/findings.py)."""
+        return finding_model.Finding(
+            SOURCE, self.server, self.severity, self.message, '',
+            (('server', self.server), ('aspect', self.aspect),
+             ('asked', self.asked), ('given', self.given)))
+
     def as_dict(self):
-        return dataclasses.asdict(self)
+        return self.finding().as_dict()
 
 
 def invalidating(findings):
@@ -134,19 +144,18 @@ def invalidating(findings):
 
 
 def document(stack, findings, host_checked):
-    """The audit's JSON document; valid only when something was read.
+    """The audit's JSON document (the one findings shape).
 
     An audit that read no server found nothing wrong and nothing right:
     not valid (fail closed), as a finding that invalidates is not.
     """
-    return {'schema': SCHEMA, 'stack': stack, 'host_checked': host_checked,
-            'valid': bool(findings) and not invalidating(findings),
-            'findings': [f.as_dict() for f in findings]}
+    found = [f.finding() for f in findings]
+    return finding_model.document(
+        SOURCE, found, stack=stack, host_checked=host_checked,
+        valid=finding_model.passed(SOURCE, found))
 
 
 def table(findings):
     """"EPA: asked vs given", one row per server and aspect."""
-    return 'EPA: asked vs given\n' + text_table.columns(
-        ('SERVER', 'ASPECT', 'ASKED', 'GIVEN', 'SEVERITY', 'WHAT'),
-        [(f.server, f.aspect, f.asked, f.given, f.severity.upper(),
-          f.message) for f in findings])
+    return 'EPA: asked vs given\n' + finding_model.table(
+        SOURCE, [f.finding() for f in findings])

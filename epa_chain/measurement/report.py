@@ -23,6 +23,7 @@ Table 5-1 adds "switching performance": throughput x switching operations,
 a chain of N VNFs switching N + 1 times per direction.
 """
 
+from epa_chain import findings
 from epa_chain.measurement import latency
 from epa_chain.measurement import readers
 from epa_chain.measurement import verdicts
@@ -373,10 +374,9 @@ def epa_audit_table(document):
     audit = (document.get('cloud') or {}).get('epa_audit')
     if not audit:
         return None
-    rows = [[f['server'], f['aspect'], f['asked'], f['given'],
-             f['severity'].upper(), f['message']] for f in audit['findings']]
-    return ('EPA: asked vs given', ['Server', 'Aspect', 'Asked', 'Given',
-                                    'Severity', 'What'], rows,
+    headers, rows = findings.grid(findings.AUDIT, [
+        findings.recorded(findings.AUDIT, f) for f in audit['findings']])
+    return ('EPA: asked vs given', headers, rows,
             'From Nova\'s server topology, and libvirt and Open vSwitch for '
             '%d of the servers (read on their host); INVALIDATES: the '
             'measurement is not of what the flavor asked.'
@@ -388,7 +388,8 @@ def epa_audit_line(document):
     audit = (document.get('cloud') or {}).get('epa_audit')
     if not audit:
         return None
-    bad = [f for f in audit['findings'] if f['severity'] == 'invalidates']
+    bad = [f for f in audit['findings'] if findings.recorded(
+        findings.AUDIT, f).level == findings.FAILS]
     if not bad:
         return 'EPA audit: nothing invalidates this measurement'
     return ('EPA audit: INVALID - %d finding(s) invalidate this '

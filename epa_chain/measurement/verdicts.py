@@ -22,9 +22,18 @@ gate must not pass on what was not shown.
 
 import dataclasses
 
+from epa_chain import findings
 from epa_chain.measurement import readers
 
 MET, MISSED, UNKNOWN = 'met', 'MISSED', 'unknown'
+# The KPI words on the one scale (epa_chain/findings.py): only met
+# passes, and no verdict is no pass.
+SOURCE = findings.Source(
+    'kpi', 'epa-chain/results/1#kpi', ((MISSED, findings.FAILS),
+                                       (UNKNOWN, findings.UNANSWERED),
+                                       (MET, findings.PASSES)),
+    'verdict', (('kpi', 'KPI'), ('case', 'CASE'), ('measured', 'MEASURED'),
+                ('limit', 'LIMIT')), unanswered_passes=False)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -36,7 +45,15 @@ class Verdict:
     verdict: str
     note: str = ''
 
+    def finding(self):
+        """This verdict in the one model (epa_chain/findings.py)."""
+        return findings.Finding(
+            SOURCE, self.case, self.verdict, self.note, '',
+            (('kpi', self.kpi), ('case', self.case),
+             ('measured', self.measured), ('limit', self.limit)))
+
     def as_dict(self):
+        # results-1.json's kpi record: its own keys, no others.
         return dataclasses.asdict(self)
 
 
@@ -64,7 +81,7 @@ def judge(document, kpis, baseline=None):
 
 
 def passed(verdicts):
-    return bool(verdicts) and all(v.verdict == MET for v in verdicts)
+    return findings.passed(SOURCE, [v.finding() for v in verdicts])
 
 
 def _case_label(case, direction=None):
@@ -229,12 +246,10 @@ def from_record(recorded):
 
 def table(verdicts, source, baseline_path=None):
     """(title, headers, rows, footer) for report._table."""
-    rows = [[v.kpi, v.case, v.measured, v.limit, v.verdict + (
-        ': %s' % v.note if v.note else '')] for v in verdicts]
+    headers, rows = findings.grid(SOURCE, [v.finding() for v in verdicts])
     met = sum(v.verdict == MET for v in verdicts)
     footer = '%d of %d KPI checks met; %s' % (
         met, len(verdicts), 'PASS' if passed(verdicts) else 'FAIL')
     title = 'KPI verdicts (%s%s)' % (source, ', baseline %s' % (
         baseline_path) if baseline_path else '')
-    return title, ['KPI', 'Case', 'Measured', 'Limit', 'Verdict'], rows, \
-        footer
+    return title, headers, rows, footer
