@@ -49,5 +49,4 @@ audit_model     the audit's asked, Nova's given, findings, document.
 audit_rules     asked against given: one server's audit findings.
 host_readers    libvirt's domain XML and OVS's PMD text, parsed.
 host_commands   the audit's virsh and ovs-appctl on the host, bounded.
-text_table      the findings of preflight and audit as a console table.
 """
