@@ -334,10 +334,14 @@ def _cpu_sets(vnf_nodes, host_cpus, notes):
                          PMD_CPU))
         return sets, True
     shared = (HOUSEKEEPING_CPU, PMD_CPU)
-    notes.append('CPU pinning not honoured: %d CPUs cannot give %d '
-                 'forwarding cores their own; every VNF forwards on CPU %d '
-                 'with the OVS PMD, masters and the generator on CPU %d'
-                 % (len(host_cpus), needed, PMD_CPU, HOUSEKEEPING_CPU))
+    # Said, not warned: on a small host this is the plan, and the only
+    # fix is a host with more CPUs.
+    notes.append('CPU pinning not honoured: the VNFs\' %d forwarding '
+                 'core%s would need %d CPUs; this host has %d, so every VNF '
+                 'forwards on CPU %d with the OVS PMD, masters and the '
+                 'generator on CPU %d' % (
+                     needed, '' if needed == 1 else 's', needed + 2,
+                     len(host_cpus), PMD_CPU, HOUSEKEEPING_CPU))
     return [shared for _ in vnf_nodes], False
 
 
