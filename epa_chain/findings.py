@@ -44,7 +44,8 @@ class Source:
     words: typing.Tuple[typing.Tuple[str, str], ...]
     # The JSON key under which the source writes its word.
     word_key: str
-    # ((detail key, console header), ...): the columns before the word.
+    # ((detail key or 'subject', console header), ...): the columns
+    # before the word.
     columns: typing.Tuple[typing.Tuple[str, str], ...] = ()
     # Whether nothing found passes (a template with no finding is clean;
     # an audit that read nothing is not).
@@ -130,7 +131,8 @@ def grid(source, found):
     """(headers, rows) of `found`: details, the word, what and the fix."""
     headers = [header for _, header in source.columns]
     headers += [source.word_key.upper(), WHAT]
-    rows = [[f.detail(key) for key, _ in source.columns] +
+    rows = [[f.subject if key == 'subject' else f.detail(key)
+             for key, _ in source.columns] +
             [f.word.upper(), f.message + ('; fix: ' + f.fix if f.fix
                                           else '')] for f in found]
     return headers, rows

@@ -139,8 +139,8 @@ def _print_text(reports, elapsed, quiet):
     for report in reports:
         name = _label(report)
         print('%s %s' % ('OK  ' if report.ok else 'FAIL', name))
-        for finding in report.errors + report.warnings:
-            print('  ' + str(finding).replace('\n', '\n  '))
+        if report.errors or report.warnings:
+            print('  ' + report.table().replace('\n', '\n  '))
         for finding in report.skipped:
             skipped.setdefault(finding.message, set()).add(name)
     if skipped and not quiet:

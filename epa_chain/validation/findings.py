@@ -15,10 +15,19 @@
 import dataclasses
 import typing
 
+from epa_chain import findings as finding_model
+
 ERROR = 'error'
 # Valid, but probably not what the operator wants (the stack still passes).
 WARNING = 'warning'
 SKIPPED = 'skipped'
+# Validation's words on the one scale (epa_chain/findings.py): a check
+# that needs a cloud is skipped offline, and a clean template passes.
+SOURCE = finding_model.Source(
+    'validation', 'epa-chain/validate/1', (
+        (ERROR, finding_model.FAILS), (WARNING, finding_model.WARNS),
+        (SKIPPED, finding_model.UNANSWERED)),
+    'severity', (('subject', 'WHERE'), ('rule', 'RULE')), empty_passes=True)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -56,8 +65,16 @@ class Finding:
             text += '\n    fix: %s' % self.fix
         return text
 
+    def finding(self):
+        """This finding in the one model (epa_chain/findings.py)."""
+        return finding_model.Finding(
+            SOURCE, self.location(), self.severity, self.message, self.fix,
+            (('rule', self.rule), ('file', self.file),
+             ('resource', self.resource), ('property', self.property),
+             ('parameter', self.parameter)))
+
     def as_dict(self):
-        return dataclasses.asdict(self)
+        return self.finding().as_dict()
 
 
 @dataclasses.dataclass
@@ -83,15 +100,20 @@ class Report:
 
     @property
     def ok(self):
-        return not self.errors
+        return finding_model.passed(SOURCE, [f.finding()
+                                             for f in self.findings])
+
+    def table(self):
+        """The errors and warnings as the one findings table."""
+        return finding_model.table(SOURCE, [
+            f.finding() for f in self.errors + self.warnings])
 
     def as_dict(self):
-        return {
-            'template': self.template,
-            'environments': list(self.environments),
-            'valid': self.ok,
-            'seconds': round(self.seconds, 4),
-            'errors': [f.as_dict() for f in self.errors],
-            'warnings': [f.as_dict() for f in self.warnings],
-            'skipped': [f.as_dict() for f in self.skipped],
-        }
+        """The one findings shape; errors/warnings/skipped kept for readers."""
+        return finding_model.document(
+            SOURCE, [f.finding() for f in self.findings],
+            template=self.template, environments=list(self.environments),
+            valid=self.ok, seconds=round(self.seconds, 4),
+            errors=[f.as_dict() for f in self.errors],
+            warnings=[f.as_dict() for f in self.warnings],
+            skipped=[f.as_dict() for f in self.skipped])

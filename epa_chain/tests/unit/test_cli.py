@@ -75,7 +75,7 @@ class TestValidateCommand(testtools.TestCase):
     def test_missing_file_is_an_error_not_a_crash(self):
         code, out = run('validate', '/nonexistent/chain.yaml')
         self.assertEqual(1, code)
-        self.assertIn('[LOAD] no such file', out)
+        self.assertIn('LOAD  ERROR     no such file', out)
 
     def test_environment_with_a_directory_is_a_usage_error(self):
         err = io.StringIO()
