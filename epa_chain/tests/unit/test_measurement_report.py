@@ -26,6 +26,7 @@ from epa_chain.measurement import latency
 from epa_chain.measurement import plots
 from epa_chain.measurement import report
 from epa_chain.measurement import trial
+from epa_chain.measurement import verdicts
 
 PNG_MAGIC = b'\x89PNG\r\n\x1a\n'
 
@@ -202,6 +203,35 @@ class TestOtherTables(testtools.TestCase):
         step = 100.0 / 20
         self.assertEqual('%g-%g %%' % (step, 10 * step), rows[0][0])
         self.assertTrue(re.match(r'\d+\.\d{4}', rows[1][-1]))
+
+
+class TestFindingTables(testtools.TestCase):
+    """The audit and KPI tables are the one findings grid (findings.py)."""
+
+    def test_an_audit_recorded_before_the_one_shape_still_reports(self):
+        document = measure(directions=('forward',))
+        document['cloud'] = {'epa_audit': {
+            'schema': 'epa-chain/audit/1', 'stack': 's',
+            'host_checked': [], 'valid': False, 'findings': [{
+                'server': 'vnf1', 'aspect': 'pages', 'asked': 'large',
+                'given': '4 KiB', 'severity': 'invalidates',
+                'message': 'asked large pages, got small'}]}}
+        text = report.render_tables(document)
+        self.assertIn('EPA audit: INVALID - 1 finding(s)', text)
+        headers, rows = table_rows(text, 'EPA: asked vs given')
+        self.assertEqual(['SERVER', 'ASPECT', 'ASKED', 'GIVEN', 'SEVERITY',
+                          'WHAT / FIX'], headers)
+        self.assertEqual(['vnf1', 'pages', 'large', '4 KiB', 'INVALIDATES',
+                          'asked large pages, got small'], rows[0])
+
+    def test_kpi_verdicts_keep_their_words_and_the_note(self):
+        judged = [verdicts.Verdict('loss', '64B', 'n/a', '<= 0.01',
+                                   verdicts.UNKNOWN, 'no latency trial')]
+        text = report.render_table(verdicts.table(judged, 'kpi.yaml'))
+        headers, rows = table_rows(text, 'KPI verdicts')
+        self.assertEqual(['loss', '64B', 'n/a', '<= 0.01', 'UNKNOWN',
+                          'no latency trial'], rows[0])
+        self.assertIn('0 of 1 KPI checks met; FAIL', text)
 
 
 class TestPlots(testtools.TestCase):
