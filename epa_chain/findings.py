@@ -19,7 +19,9 @@ subject's word, message and fix, with the source's own detail columns;
 one pass rule, one JSON shape (SCHEMA) and one console table serve all
 four. The JSON keeps every key the source wrote before (its word under
 its own key, 'verdict' or 'severity', and its details), so readers of
-the source's own schema keep working; the common keys are added.
+the source's own schema keep working; the common keys are added. The
+KPI record inside a results document is the exception: results-1.json
+closes its shape (and its 'source' is the KPI file), so it keeps it.
 """
 
 import dataclasses
