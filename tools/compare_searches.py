@@ -24,6 +24,16 @@ size, and the ratio MLRsearch / RFC 2544 (issue target: <= 0.4).
     python3 tools/compare_searches.py
     python3 tools/compare_searches.py --generator-option jitter=0.005 \\
         --generator-option spurious_rate=0.001
+
+With --seeds N it runs each search instead on N noisy models (seeds
+1..N) and once on the same model without noise, and prints per seed
+whether the bounds bracket the true NDR and PDR (exactly, and within
+the model's jitter) and the trial-seconds against the noise-free run:
+how doc/source/measurement.rst measured --search-profile noise-robust.
+
+    python3 tools/compare_searches.py --frame-sizes 64 --seeds 10 \\
+        --search-profile noise-robust --generator-option jitter=0.001 \\
+        --generator-option spurious_rate=0.002
 """
 
 import argparse
@@ -47,7 +57,8 @@ SEED_FRAME_SIZES = ','.join(str(size) for size in
                             campaign_options.RFC2544_FRAME_SIZES)
 TABLE_DEFAULTS = ('flow_counts', 'trial_duration_s', 'resolution',
                   'loss_goals', 'mlr_initial_trial_duration_s',
-                  'mlr_preceding_targets')
+                  'mlr_preceding_targets', 'search_profile')
+METHODS = ('rfc2544', 'mlrsearch')
 
 
 def _table_default(field):
@@ -72,6 +83,9 @@ def parse_args(argv):
                         metavar='SECONDS',
                         help='also give the ratio with this fixed cost per '
                              'trial (setting rates, reading counters)')
+    parser.add_argument('--seeds', type=int, metavar='N',
+                        help='run each search on N seeds of the noisy '
+                             'model and compare with its noise-free run')
     parser.add_argument('--json', metavar='OUT',
                         help='also write the comparison as JSON')
     return parser.parse_args(argv)
@@ -90,7 +104,8 @@ def _plan(args, method):
         loss_goals=_parse('loss_goals', args.loss_goals),
         resolution=args.resolution, latency_duration_s=0,
         mlr_initial_trial_duration_s=args.mlr_initial_trial,
-        mlr_preceding_targets=args.mlr_preceding_targets)
+        mlr_preceding_targets=args.mlr_preceding_targets,
+        search_profile=args.search_profile)
 
 
 def _case_summary(generator, case):
@@ -100,32 +115,62 @@ def _case_summary(generator, case):
     for goal in case['search']['goals']:
         truth = generator.true_throughput_fps(frame_size, goal['loss_ratio'],
                                               case['flows'])
-        upper = goal['upper_fps']
         goals[goal['name']] = {
-            'lower_fps': goal['lower_fps'], 'upper_fps': upper,
+            'lower_fps': goal['lower_fps'], 'upper_fps': goal['upper_fps'],
             'relative_width': goal['relative_width'], 'true_fps': truth,
-            # A bound pair brackets the model's answer, within rounding.
-            'brackets_truth': (goal['lower_fps'] is not None and
-                               goal['lower_fps'] <= truth * (1 + 1e-9) and
-                               (upper is None or truth <= upper))}
+            # A bound pair brackets the model's answer, within rounding;
+            # and widened by the jitter, the curve's own spread.
+            'brackets_truth': _brackets(goal, truth, 1e-9),
+            'brackets_within_jitter': _brackets(
+                goal, truth, generator.jitter + 1e-9)}
     return {'frame_size': frame_size.label, 'flows': case['flows'],
             'trials': case['totals']['trials'],
             'trial_seconds': case['totals']['trial_seconds'],
             'goals': goals}
 
 
+def _brackets(goal, truth, slack):
+    lower, upper = goal['lower_fps'], goal['upper_fps']
+    return (lower is not None and lower * (1 - slack) <= truth and
+            (upper is None or truth <= upper * (1 + slack)))
+
+
+def _run(generator, args, method):
+    """One method's campaign on `generator`: its case summaries."""
+    document = campaign.run(generator, _plan(args, method))
+    failures = campaign.errors(document)
+    if failures:
+        raise RuntimeError('%s: %s' % (method, failures))
+    return [_case_summary(generator, c) for c in document['cases']]
+
+
+def seed_table(args):
+    """Each method on seeds 1..N of the noisy model and without noise."""
+    options = _arguments.parse_generator_options(args.generator_option)
+    quiet = dict(options, jitter=0.0, spurious_rate=0.0)
+    table = {}
+    for method in METHODS:
+        baseline = _run(generators.create('model', **quiet), args, method)
+        seeds = [_run(generators.create('model', **dict(options, seed=seed)),
+                      args, method) for seed in range(1, args.seeds + 1)]
+        table[method] = {
+            'noise_free_trial_seconds': _seconds(baseline),
+            'seeds': [{'seed': seed, 'trial_seconds': _seconds(cases),
+                       'goals': {name: [c['goals'][name] for c in cases]
+                                 for name in cases[0]['goals']}}
+                      for seed, cases in enumerate(seeds, 1)]}
+    return table
+
+
+def _seconds(cases):
+    return sum(case['trial_seconds'] for case in cases)
+
+
 def compare(args):
     """Run both searches on one model; returns the comparison dict."""
     options = _arguments.parse_generator_options(args.generator_option)
     generator = generators.create('model', **options)
-    runs = {}
-    for method in ('rfc2544', 'mlrsearch'):
-        document = campaign.run(generator, _plan(args, method))
-        failures = campaign.errors(document)
-        if failures:
-            raise RuntimeError('%s: %s' % (method, failures))
-        runs[method] = [_case_summary(generator, c)
-                        for c in document['cases']]
+    runs = {method: _run(generator, args, method) for method in METHODS}
     totals = {method: {'trials': sum(c['trials'] for c in cases),
                        'trial_seconds': sum(c['trial_seconds']
                                             for c in cases)}
@@ -192,6 +237,29 @@ def render(comparison, args):
     return '\n'.join(lines) + '\n'
 
 
+def render_seeds(table, args):
+    """The seed table: brackets (exact/within jitter) and cost."""
+    lines = ['search profile %s; per seed: goal exact/within-jitter '
+             'bracket (y/n), trial-seconds / noise-free run'
+             % args.search_profile]
+    for method, found in table.items():
+        free = found['noise_free_trial_seconds']
+        lines.append('%s (noise-free: %g trial-seconds)' % (method, free))
+        for row in found['seeds']:
+            marks = ' '.join('%s %s' % (name, ''.join(
+                _mark(goal) for goal in goals))
+                for name, goals in sorted(row['goals'].items()))
+            lines.append('  seed %2d: %s  %7.1f s  %.2f x' % (
+                row['seed'], marks, row['trial_seconds'],
+                row['trial_seconds'] / free))
+    return '\n'.join(lines) + '\n'
+
+
+def _mark(goal):
+    return '%s/%s' % ('y' if goal['brackets_truth'] else 'n',
+                      'y' if goal['brackets_within_jitter'] else 'n')
+
+
 def _noisy(described):
     return bool(described.get('jitter') or described.get('spurious_rate'))
 
@@ -207,8 +275,12 @@ def main(argv=None):
     try:
         if args.json:
             outputs.check_file(args.json, '--json')
-        comparison = compare(args)
-        sys.stdout.write(render(comparison, args))
+        if args.seeds:
+            comparison = seed_table(args)
+            sys.stdout.write(render_seeds(comparison, args))
+        else:
+            comparison = compare(args)
+            sys.stdout.write(render(comparison, args))
         if args.json:
             outputs.write_text(args.json, json.dumps(
                 comparison, indent=1, sort_keys=True, allow_nan=False) +

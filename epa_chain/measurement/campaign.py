@@ -76,12 +76,29 @@ class Campaign:
     mlr_initial_trial_duration_s: float = _default(
         'mlr_initial_trial_duration_s')
     mlr_preceding_targets: int = _default('mlr_preceding_targets')
+    #: what the options below default to where None (options.PROFILES)
+    search_profile: str = _default('search_profile')
     #: share of bad trial-seconds a lower bound may hold (0: RFC 2544-like)
     mlr_exceed_ratio: float = _default('mlr_exceed_ratio')
+    #: full trials' seconds that make a load an MLRsearch bound
+    mlr_duration_sum_trials: float = _default('mlr_duration_sum_trials')
+    #: RFC 2544 runs a narrowly failed trial again up to this many times
+    loss_verification_repeats: int = _default('loss_verification_repeats')
+    #: "narrowly": fewer frames lost than this beyond the goal's allowance
+    loss_verification_frames: int = _default('loss_verification_frames')
+    #: or a loss ratio above the goal's by less than this
+    loss_verification_ratio: float = _default('loss_verification_ratio')
     #: runs again of a trial the generator could not offer as asked
     invalid_trial_retries: int = _default('invalid_trial_retries')
 
     def __post_init__(self):
+        self.search_profile = options.check('search_profile',
+                                            self.search_profile)
+        # None: the profile's value. A replace() keeps the values the
+        # first profile set; give them as None to take another's.
+        for name, value in options.profile_values(
+                self.search_profile, vars(self)).items():
+            setattr(self, name, value)
         for field in dataclasses.fields(self):
             setattr(self, field.name, options.check(
                 field.name, getattr(self, field.name)))

@@ -328,6 +328,12 @@ def _plain(value):
 
 
 SECONDS = 'SECONDS'
+# (name, what it is) of each search profile (PROFILES, below the table).
+PROFILE_HELP = (
+    ('plain', 'one trial decides a load (RFC 2544)'),
+    ('noise-robust', 'a load is confirmed before it fails, for a noisy '
+                     'SUT'),
+)
 # Ceilings: beyond them a value is a typo, and a campaign would run for
 # ever or a count of frames overflow (1e300 s at line rate).
 MAX_TRIAL_S = 86400.0
@@ -457,13 +463,57 @@ TABLE = (
            'MLRsearch coarser targets before the final one', 'int',
            parse=_number(int), low=0, most=MAX_PRECEDING_TARGETS,
            metavar='N'),
-    Option('mlr_exceed_ratio', '--mlr-exceed-ratio', 0.0,
+    # The search profile sets the options it names in PROFILES (their
+    # row's default is None: "the profile's"); a value given wins.
+    Option('search_profile', '--search-profile', 'plain',
+           'how many trials decide a load: ' + '; '.join(
+               '%s: %s' % item for item in PROFILE_HELP), 'choice',
+           choices=tuple(name for name, _what in PROFILE_HELP),
+           metavar='PROFILE'),
+    Option('mlr_exceed_ratio', '--mlr-exceed-ratio', None,
            'MLRsearch exceed ratio: share of bad trial-seconds a lower '
            'bound may hold (0: any bad trial makes an upper bound)',
+           'float', parse=_number(float), low=0, high=1, high_open=True,
+           optional=True, metavar='RATIO'),
+    Option('mlr_duration_sum_trials', '--mlr-duration-sum', None,
+           'MLRsearch goal duration sum, in full trials: the trial-seconds '
+           'of full trials that make a load a bound', 'float',
+           parse=_number(float), low=1, most=MAX_REPETITIONS,
+           optional=True, metavar='TRIALS'),
+    Option('loss_verification_repeats', '--loss-verification-repeats',
+           None, 'RFC 2544 loss verification (RFC 9004, ETSI GS NFV-TST '
+           '009): times a trial that misses its goal by little runs again '
+           'at the same load; the load passes when one of them meets the '
+           'goal (0: off)', 'int', parse=_number(int), low=0,
+           most=MAX_REPETITIONS, optional=True, metavar='M'),
+    Option('loss_verification_frames', '--loss-verification-frames', 100,
+           'a trial misses its goal by little when it lost fewer frames '
+           'than this beyond the goal\'s allowance', 'int',
+           parse=_number(int), low=0, metavar='N'),
+    Option('loss_verification_ratio', '--loss-verification-ratio', 0.001,
+           'or when its loss ratio exceeds the goal\'s by less than this',
            'float', parse=_number(float), low=0, high=1, high_open=True,
            metavar='RATIO'),
 )
 BY_FIELD = {option.field: option for option in TABLE}
+
+# What each search profile sets where the user gave no value: one line
+# per value. 'plain' is RFC 2544's and the seeds' one trial per load;
+# 'noise-robust' is CSIT's NDR/PDR goals (exceed ratio 0.5 over several
+# full trials: two of three decide) and RFC 9004's binary search with
+# loss verification; measured on the noisy model in measurement.rst.
+PROFILES = {
+    'plain': {
+        'mlr_exceed_ratio': 0.0,
+        'mlr_duration_sum_trials': 1.0,
+        'loss_verification_repeats': 0,
+    },
+    'noise-robust': {
+        'mlr_exceed_ratio': 0.5,
+        'mlr_duration_sum_trials': 3.0,
+        'loss_verification_repeats': 3,
+    },
+}
 
 # Where a front end starts from other values than the table's, and why.
 OVERRIDES = {
@@ -498,6 +548,18 @@ def defaults(front_end):
     return found
 
 
+def profile_values(profile, given):
+    """{field: value} of `given` with `profile`'s where a value is None."""
+    return {field: value if given.get(field) is None else given[field]
+            for field, value in PROFILES[profile].items()}
+
+
+def profile_default_text(option):
+    """'plain 0, noise-robust 0.5': the defaults of a profiled option."""
+    return ', '.join('%s %s' % (name, option.show(values[option.field]))
+                     for name, values in PROFILES.items())
+
+
 def for_front_end(front_end):
     """The options `front_end` offers, in table order."""
     if front_end == TEMPEST:
@@ -516,6 +578,9 @@ def add_arguments(parser, front_end):
         help_text = option.help.format(mix=',')
         if text is not None:
             help_text += ' (default: %s)' % text
+        elif option.field in PROFILES['plain']:
+            help_text += ' (default by --search-profile: %s)' % (
+                profile_default_text(option))
         parser.add_argument(option.flag, default=text, metavar=option.metavar,
                             choices=option.choices or None,
                             help=help_text.replace('%', '%%'))

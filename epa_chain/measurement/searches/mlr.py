@@ -17,13 +17,16 @@ counts for every goal, and short trials first narrow the interval before
 full-length trials confirm the bounds. We only implement the library's
 AbstractMeasurer; the search itself is the library's.
 
-To compare fairly with RFC 2544 (equal evidence, equal precision) the
-final targets are set as RFC 2544's: relative width = the resolution, a
-bound is confirmed by one trial of full duration (duration_sum = trial
-duration) and, with exceed ratio 0, any bad trial makes an upper bound.
-What MLRsearch adds is allowed to be cheaper: initial trials of
-`mlr_initial_trial_duration_s` and `mlr_preceding_targets` coarser
-targets with shorter trials.
+With the plain search profile the final targets are RFC 2544's (equal
+evidence, equal precision, a fair comparison): relative width = the
+resolution, a bound is confirmed by one trial of full duration
+(duration_sum = trial duration) and, with exceed ratio 0, any bad trial
+makes an upper bound. The noise-robust profile is CSIT's NDR/PDR goals:
+a duration sum of `mlr_duration_sum_trials` full trials of which a lower
+bound may hold `mlr_exceed_ratio` bad seconds, so one transient loss
+does not make an upper bound. What MLRsearch adds is allowed to be
+cheaper: initial trials of `mlr_initial_trial_duration_s` and
+`mlr_preceding_targets` coarser targets with shorter trials.
 """
 
 from importlib import metadata
@@ -59,8 +62,9 @@ class _Measurer(MLRsearch.AbstractMeasurer):
 def goals_for(plan):
     """SearchGoal per loss goal, in the plan's order."""
     initial = min(plan.mlr_initial_trial_duration_s, plan.trial_duration_s)
+    duration_sum = plan.trial_duration_s * plan.mlr_duration_sum_trials
     preceding = plan.mlr_preceding_targets
-    if preceding < 1 and initial < plan.trial_duration_s:
+    if preceding < 1 and initial < duration_sum:
         # The library needs a preceding target to use shorter trials.
         preceding = 1
     return [MLRsearch.SearchGoal(
@@ -69,7 +73,7 @@ def goals_for(plan):
         relative_width=plan.resolution,
         initial_trial_duration=initial,
         final_trial_duration=plan.trial_duration_s,
-        duration_sum=plan.trial_duration_s,
+        duration_sum=duration_sum,
         preceding_targets=preceding,
         expansion_coefficient=2,
         fail_fast=False,
