@@ -119,6 +119,8 @@ def campaign_rows(table):
                      for name, _ratio, _what in options.LOSS_GOALS]
         default = ('none' if option.default is None
                    else option.show(option.default))
+        if option.field in options.PROFILES['plain']:
+            default = 'by profile'
         rows.append((option.field, '``%s``' % option.flag,
                      ', '.join('``%s``' % conf for conf in confs) or '-',
                      default, option.help.format(mix=',')))
@@ -141,7 +143,20 @@ def render_campaign(table=None, overrides=None):
     for row in rows:
         lines.extend(_row(row, widths, wrap=True).splitlines())
     lines += [rule, '']
-    return '\n'.join(lines) + '\n' + _overrides_text(table, overrides)
+    return ('\n'.join(lines) + '\n' + _overrides_text(table, overrides) +
+            _profiles_text(table, options.PROFILES))
+
+
+def _profiles_text(table, profiles):
+    by_field = {option.field: option for option in table}
+    text = '; '.join('%s: %s' % (name, ', '.join(
+        '%s %s' % (field, by_field[field].show(value))
+        for field, value in values.items()))
+        for name, values in profiles.items())
+    return '\n'.join(textwrap.wrap(
+        'What each ``--search-profile`` sets where no value is given '
+        '(PROFILES in epa_chain/measurement/options.py): ' + text + '.',
+        75, break_on_hyphens=False)) + '\n\n'
 
 
 def _row(cells, widths, wrap=False):

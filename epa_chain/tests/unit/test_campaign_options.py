@@ -69,8 +69,10 @@ class DefaultsAgreeTest(testtools.TestCase):
 
     def test_the_model_takes_the_table_defaults(self):
         plan = campaign.Campaign()
+        plain = options.PROFILES['plain']
         for option in options.TABLE:
-            self.assertEqual(option.check(option.default),
+            default = plain.get(option.field, option.default)
+            self.assertEqual(option.check(default),
                              getattr(plan, option.field), option.field)
         self.assertEqual(sorted(f.name for f in dataclasses.fields(plan)),
                          sorted(options.BY_FIELD))
@@ -104,6 +106,34 @@ class DefaultsAgreeTest(testtools.TestCase):
         self.assertIn('(default: %s)' % options.BY_FIELD[
             'trial_duration_s'].default,
             measure_help['--trial-duration'].help)
+
+
+class SearchProfileTest(testtools.TestCase):
+    """A profile fills what the user left unset; a value given wins."""
+
+    def test_plain_is_todays_search(self):
+        plan = _arguments.campaign_from_arguments(parse(
+            'measure', '--json', 'x'))
+        self.assertEqual((0.0, 1.0, 0), (
+            plan.mlr_exceed_ratio, plan.mlr_duration_sum_trials,
+            plan.loss_verification_repeats))
+
+    def test_noise_robust_sets_its_values_and_a_given_one_wins(self):
+        plan = _arguments.campaign_from_arguments(parse(
+            'measure', '--json', 'x', '--search-profile', 'noise-robust',
+            '--mlr-exceed-ratio', '0'))
+        robust = options.PROFILES['noise-robust']
+        self.assertEqual(0.0, plan.mlr_exceed_ratio)
+        self.assertEqual(robust['mlr_duration_sum_trials'],
+                         plan.mlr_duration_sum_trials)
+        self.assertEqual(robust['loss_verification_repeats'],
+                         plan.loss_verification_repeats)
+        self.assertEqual('noise-robust', plan.parameters()['search_profile'])
+
+    def test_an_unknown_profile_names_the_choices(self):
+        error = self.assertRaises(options.FieldError, campaign.Campaign,
+                                  search_profile='robust')
+        self.assertIn('choose one of plain, noise-robust', str(error))
 
 
 class ChoicesAndBoundsAgreeTest(testtools.TestCase):
@@ -265,8 +295,9 @@ def stale_prose(table, paths=None):
             option = by_flag.get(flag)
             if option is None:
                 continue
-            starts = {repr(float(options.defaults(front_end)[option.field]))
-                      for front_end in (options.MEASURE, options.LOCAL)}
+            starts = {repr(float(options.PROFILES['plain'].get(
+                option.field, options.defaults(front_end)[option.field])))
+                for front_end in (options.MEASURE, options.LOCAL)}
             if repr(float(value)) not in starts:
                 stale.append('%s: %s (%s)' % (os.path.relpath(
                     path, repo.ROOT), flag, value))
@@ -288,6 +319,8 @@ class OneOwnerTest(testtools.TestCase):
     def test_every_default_changed_in_the_table_reaches_each_front_end(self):
         tool = _tool('option_docs')
         for index, option in enumerate(options.TABLE):
+            if option.field in options.PROFILES['plain']:
+                continue  # its defaults are the profiles' (test below)
             changed = dataclasses.replace(
                 option, default=_another_default(option))
             table = options.TABLE[:index] + (changed,) + \
@@ -307,6 +340,23 @@ class OneOwnerTest(testtools.TestCase):
                 options.TEMPEST]:
             self.assertEqual(changed.to_conf(changed.default),
                              options.conf_defaults()[changed.conf])
+
+    def test_a_changed_profile_value_reaches_each_front_end(self):
+        tool = _tool('option_docs')
+        option = options.BY_FIELD['mlr_exceed_ratio']
+        changed = {name: dict(values) for name, values in
+                   options.PROFILES.items()}
+        changed['noise-robust']['mlr_exceed_ratio'] = 0.25
+        with mock.patch.dict(options.PROFILES, changed):
+            self.assertEqual(0.25, campaign.Campaign(
+                search_profile='noise-robust').mlr_exceed_ratio)
+            self.assertIn('noise-robust 0.25',
+                          cli_options.actions('measure')[option.flag].help)
+            self.assertIn('mlr_exceed_ratio 0.25', ' '.join(
+                tool.render_campaign().split()))
+            self.assertEqual('by profile', [
+                row for row in tool.campaign_rows(options.TABLE)
+                if row[0] == option.field][0][3])
 
     def test_a_changed_default_names_the_prose_that_states_it(self):
         page = os.path.join(self.useFixture(fixtures.TempDir()).path,
