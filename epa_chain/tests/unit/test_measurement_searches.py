@@ -155,6 +155,93 @@ class TestSearchesFindTheKnownAnswer(testtools.TestCase):
                         rfc['totals']['trial_seconds'])
 
 
+class Scripted(model.ModelGenerator):
+    """The model, but the first trials lose what a script says."""
+
+    def __init__(self, losses, **options):
+        super().__init__(**options)
+        self.losses = list(losses)
+
+    def _trial_loss(self, load_fps, flows, duration_s):
+        if self.losses:
+            return self.losses.pop(0)
+        return super()._trial_loss(load_fps, flows, duration_s)
+
+
+class TestLossVerification(testtools.TestCase):
+    """RFC 9004's loss verification: a narrow miss runs again."""
+
+    def search(self, losses, **overrides):
+        sut = Scripted(losses, ndr_fps=NDRS[0])
+        document = run(sut, 'rfc2544', loss_goals={'NDR': 0.0},
+                       directions=('forward',), **overrides)
+        return document['cases'][0]
+
+    def test_off_by_default(self):
+        case = self.search([1e-5])
+        self.assertEqual([{'goal': 'NDR'}] * len(case['trials']),
+                         [t['tags'] for t in case['trials']])
+        self.assertEqual({}, case['search']['goals'][0]['details'])
+
+    def test_a_narrow_miss_passes_on_a_repeat_tagged_as_one(self):
+        # Line rate fails clearly; the first halving misses by 10 ppm.
+        case = self.search([0.5, 1e-5, 1e-5, 0.0],
+                           loss_verification_repeats=3)
+        trials = case['trials']
+        self.assertEqual([{'goal': 'NDR'}, {'goal': 'NDR'},
+                          {'goal': 'NDR', 'verification': 1},
+                          {'goal': 'NDR', 'verification': 2},
+                          {'goal': 'NDR'}],
+                         [t['tags'] for t in trials[:5]])
+        self.assertEqual(trials[1]['intended_fps'],
+                         trials[3]['intended_fps'])
+        # The repeat passed: the search went on above that load.
+        self.assertGreater(trials[4]['intended_fps'],
+                           trials[3]['intended_fps'])
+        details = case['search']['goals'][0]['details']
+        self.assertEqual(2, details['verification_repeats'])
+        self.assertEqual(1, details['loads_passed_on_repeat'])
+
+    def test_a_clear_miss_and_the_last_repeat_fail(self):
+        clear = self.search([0.5, 0.01], loss_verification_repeats=3)
+        self.assertNotIn('verification', clear['trials'][2]['tags'])
+        self.assertLess(clear['trials'][2]['intended_fps'],
+                        clear['trials'][1]['intended_fps'])
+        spent = self.search([0.5, 1e-5, 1e-5], loss_verification_repeats=1)
+        self.assertEqual({'goal': 'NDR'}, spent['trials'][3]['tags'])
+        self.assertLess(spent['trials'][3]['intended_fps'],
+                        spent['trials'][1]['intended_fps'])
+
+    def test_a_few_lost_frames_are_a_narrow_miss(self):
+        case = self.search([0.5, 0.01, 0.0], loss_verification_repeats=1,
+                           loss_verification_ratio=0.0,
+                           loss_verification_frames=10 ** 7)
+        self.assertEqual({'goal': 'NDR', 'verification': 1},
+                         case['trials'][2]['tags'])
+
+
+class TestMlrDurationSum(testtools.TestCase):
+
+    def test_the_goal_sums_full_trials(self):
+        from epa_chain.measurement.searches import mlr
+        plan = campaign.Campaign(trial_duration_s=60.0,
+                                 search_profile='noise-robust')
+        goal = mlr.goals_for(plan)[0]
+        self.assertEqual(180.0, goal.duration_sum)
+        self.assertEqual(0.5, goal.exceed_ratio)
+        plain = mlr.goals_for(campaign.Campaign(trial_duration_s=60.0))[0]
+        self.assertEqual((60.0, 0.0), (plain.duration_sum,
+                                       plain.exceed_ratio))
+
+    def test_no_preceding_target_with_a_longer_sum(self):
+        from epa_chain.measurement.searches import mlr
+        plan = campaign.Campaign(trial_duration_s=1.0,
+                                 mlr_initial_trial_duration_s=1.0,
+                                 mlr_preceding_targets=0,
+                                 mlr_duration_sum_trials=3.0)
+        self.assertEqual(1, mlr.goals_for(plan)[0].preceding_targets)
+
+
 class TestNoiseBrackets(testtools.TestCase):
     """EANTC (seed 002): single runs fall between Worst-of-N and Best-of-N.
 
