@@ -252,7 +252,7 @@ def _campaign_opt(option, default):
         bounds['max'] = option.high
     if option.kind == 'choice':
         return cfg.StrOpt(option.conf, default=default, help=text,
-                          choices=list(campaign_options.METHOD_NAMES))
+                          choices=list(option.choices))
     if option.kind == 'float':
         return cfg.FloatOpt(option.conf, default=default, help=text,
                             **bounds)

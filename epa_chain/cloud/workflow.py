@@ -53,6 +53,7 @@ from epa_chain.cloud import vnf_tasks
 from epa_chain import generators
 from epa_chain.measurement import campaign
 from epa_chain.measurement import hop_loss
+from epa_chain.measurement import repeats
 from epa_chain.measurement import trial
 from epa_chain.measurement import verdicts
 from epa_chain.prox import generator as prox_generator_mod
@@ -338,7 +339,9 @@ def measure_case(generator, plan, cloud, kpis, progress=LOG.info):
     The document carries `cloud` (the chain's record) and, with a KPI
     file (measurement.verdicts), its verdicts.
     """
-    document = campaign.run(generator, plan, progress=progress)
+    document = repeats.run(
+        lambda: campaign.run(generator, plan, progress=progress),
+        plan.repeat, progress)
     document['cloud'] = cloud
     if kpis is None:
         return document, None
@@ -523,8 +526,10 @@ def measure(generator, request, progress):
         _refuse_unmeasurable(generator, request)
         try:
             with vnf_tasks.running(tasks):
-                document = campaign.run(generator, request.campaign,
-                                        progress)
+                document = repeats.run(
+                    lambda: campaign.run(generator, request.campaign,
+                                         progress),
+                    request.campaign.repeat, progress)
         except vnf_tasks.TasksError as error:
             raise NothingMeasured('--loss-by-hop: %s; nothing measured'
                                   % error)

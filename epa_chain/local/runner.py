@@ -41,6 +41,7 @@ def measure(bed, base_plan, progress):
     the user gave none (each a dataclasses.replace, checked again).
     """
     from epa_chain.measurement import campaign
+    from epa_chain.measurement import repeats
 
     plan = bed.plan
     testbed = {'plan': bed_mod.summary(plan),
@@ -59,7 +60,9 @@ def measure(bed, base_plan, progress):
     generator = hop_loss.CountingGenerator(bed.generator, bed.loss_paths(),
                                            bed.port_counters)
     started = time.monotonic()
-    document = campaign.run(generator, campaign_plan, progress)
+    document = repeats.run(
+        lambda: campaign.run(generator, campaign_plan, progress),
+        campaign_plan.repeat, progress)
     testbed['timings']['measure_s'] = time.monotonic() - started
     for line in knee_lines(document):
         progress(line)

@@ -20,6 +20,7 @@ its tables and plots.
 trial     one trial: the contract between searches and generators.
 options   the campaign's options, declared once (CLI and Tempest).
 campaign  every frame size x flow count of a plan, one document.
+repeats   a campaign run N times (--repeat), its median, min and max.
 searches  throughput searches by method name (searches/).
 guards    checks that turn untrustworthy trials into errors.
 latency   one-way delay statistics: RFC 2544, RFC 5481 PDV and IPDV.

@@ -90,6 +90,8 @@ class Campaign:
     loss_verification_ratio: float = _default('loss_verification_ratio')
     #: runs again of a trial the generator could not offer as asked
     invalid_trial_retries: int = _default('invalid_trial_retries')
+    #: runs of the whole campaign (measurement/repeats.py; the callers')
+    repeat: int = _default('repeat')
 
     def __post_init__(self):
         self.search_profile = options.check('search_profile',

@@ -339,6 +339,7 @@ PROFILE_HELP = (
 MAX_TRIAL_S = 86400.0
 MAX_SOAK_S = 30 * 86400.0
 MAX_REPETITIONS = 100
+MAX_REPEAT = 100
 MAX_LINEAR_STEPS = 10000
 MAX_PRECEDING_TARGETS = 20
 MAX_CHAIN_LENGTH = 100
@@ -400,11 +401,21 @@ TABLE = (
            least=MIN_RESOLUTION, metavar='FRACTION',
            hint=', e.g. 0.005 for 0.5 %'),
     Option('repetitions', '--repetitions', 3,
-           'trials per step of best-of-n and worst-of-n (their N)', 'int',
+           'trials per step of best-of-n and worst-of-n (their N; not '
+           'repeat, the runs of the whole campaign)', 'int',
            parse=_number(int), conf='repetitions', from_conf=_plain,
            to_conf=_plain, low=1, most=MAX_REPETITIONS, metavar='N'),
     # A ceiling below line rate for a generator that cannot offer it (e.g.
     # guests under QEMU/TCG); the results record the ceiling used.
+    # The whole campaign again, for the spread of its figures
+    # (measurement/repeats.py): a noisy SUT's median, min and max.
+    Option('repeat', '--repeat', 1,
+           'runs of the whole campaign, every search again; the results '
+           'keep each run\'s cases and their median, min and max per frame '
+           'size and goal (not repetitions, the trials per step of '
+           'best-of-n and worst-of-n)', 'int', parse=_number(int),
+           conf='repeat', from_conf=_plain, to_conf=_plain, low=1,
+           most=MAX_REPEAT, metavar='N'),
     Option('max_load_fps', '--max-load', None,
            'highest load per direction, frames/s (default: line rate)',
            'float', parse=_number(float), conf='max_load_fps',
@@ -468,6 +479,7 @@ TABLE = (
     Option('search_profile', '--search-profile', 'plain',
            'how many trials decide a load: ' + '; '.join(
                '%s: %s' % item for item in PROFILE_HELP), 'choice',
+           conf='search_profile', from_conf=_plain, to_conf=_plain,
            choices=tuple(name for name, _what in PROFILE_HELP),
            metavar='PROFILE'),
     Option('mlr_exceed_ratio', '--mlr-exceed-ratio', None,

@@ -10,12 +10,13 @@
 # License for the specific language governing permissions and
 # limitations under the License.
 
-"""PNG plots: throughput against frame size, and latency distributions.
+"""PNG plots: throughput against frame size, its spread, latencies.
 
 The seed reports' figures (seed 000 Figures 5-3..5-13) plot throughput
 in Mbps and % of line rate per frame size; the latency figure here is the
 distribution the seeds ask for but could not draw, from the full delay
-histogram kept in the results (HdrHistogram).
+histogram kept in the results (HdrHistogram). A repeated run (--repeat)
+plots the spread of its repetitions instead of one line per case.
 """
 
 import os
@@ -109,6 +110,60 @@ def throughput_plot(document, path, option=OPTION):
     return _save(figure, path, option)
 
 
+def spread_plot(document, path, option=OPTION):
+    """Each goal's median per frame size, error bars to min and max.
+
+    The repetitions' own figures are drawn as dots over the bars (a
+    strip), so a lone outlier shows as one.
+    """
+    pyplot = _pyplot()
+    figure, axis = pyplot.subplots(1, 1, figsize=(8, 4.5))
+    spread = document['spread']
+    labels = []
+    for row in spread['rows']:
+        if row['frame_size'] not in labels:
+            labels.append(row['frame_size'])
+    series = {}
+    for row in spread['rows']:
+        if row['median'] is not None:
+            series.setdefault((row['goal'], row['flows'],
+                               row['directions']), []).append(row)
+    for number, (key, rows) in enumerate(series.items()):
+        _draw_spread(axis, key, rows, labels, number, len(series))
+    axis.set_xticks(range(len(labels)))
+    axis.set_xticklabels(labels, rotation=30, ha='right')
+    axis.set_xlabel('frame size (bytes)')
+    axis.set_ylabel('throughput per direction (Mfps)')
+    axis.set_ylim(bottom=0)
+    axis.grid(True, alpha=0.3)
+    if series:
+        axis.legend(fontsize='small')
+    figure.suptitle('Throughput over %d repetitions (%s)\nmedian; bars '
+                    'from min to max; dots: each repetition' % (
+                        spread['repeat'], document['method']))
+    figure.tight_layout()
+    return _save(figure, path, option)
+
+
+def _draw_spread(axis, key, rows, labels, number, count):
+    """One goal's series, shifted sideways so the series do not overlap."""
+    goal, flows, directions = key
+    shift = (number - (count - 1) / 2.0) * 0.08
+    xs = [labels.index(row['frame_size']) + shift for row in rows]
+    median = [row['median'] / 1e6 for row in rows]
+    below = [(row['median'] - row['min']) / 1e6 for row in rows]
+    above = [(row['max'] - row['median']) / 1e6 for row in rows]
+    line = axis.errorbar(xs, median, yerr=[below, above], marker='o',
+                         capsize=5, linestyle='-', label='%s, %d flow%s, %s'
+                         % (goal, flows, '' if flows == 1 else 's',
+                            directions))
+    color = line[0].get_color()
+    for x, row in zip(xs, rows):
+        values = [v / 1e6 for v in row['values'] if v is not None]
+        axis.plot([x] * len(values), values, linestyle='none', marker='.',
+                  color=color, alpha=0.6)
+
+
 def latency_plot(case, path, option=OPTION):
     """Delay histogram and CDF of the latency test, per direction."""
     pyplot = _pyplot()
@@ -198,7 +253,11 @@ def render(document, out_dir, option=OPTION):
                 latency.decode_histogram(summary['hdr_delay_ns'])
     outputs.make_directory(out_dir, option)
     paths = []
-    if any(case['search'] for case in document['cases']):
+    if document.get('spread'):
+        # Every repetition's cases: their spread, not one line per case.
+        paths.append(spread_plot(
+            document, os.path.join(out_dir, 'spread.png'), option))
+    elif any(case['search'] for case in document['cases']):
         paths.append(throughput_plot(
             document, os.path.join(out_dir, 'throughput.png'), option))
     for case in document['cases']:
@@ -206,8 +265,13 @@ def render(document, out_dir, option=OPTION):
         if not test or not any(s and s['hdr_delay_ns']
                                for s in test['directions'].values()):
             continue
-        name = 'latency-%s-%dflows.png' % (
-            _slug(readers.frame_size_of(case).label), case['flows'])
-        paths.append(latency_plot(case, os.path.join(out_dir, name),
-                                  option))
+        paths.append(latency_plot(case, os.path.join(
+            out_dir, _latency_name(case)), option))
     return paths
+
+
+def _latency_name(case):
+    # A repetition's own file: the repetitions would overwrite each other.
+    return 'latency-%s-%dflows%s.png' % (
+        _slug(readers.frame_size_of(case).label), case['flows'],
+        '-rep%d' % case['repetition'] if 'repetition' in case else '')

@@ -89,7 +89,8 @@ class DefaultsAgreeTest(testtools.TestCase):
              'ndr_loss_ratio', 'pdr_loss_ratio', 'search_resolution',
              'repetitions', 'max_load_fps', 'min_load_fps',
              'latency_load_fraction', 'latency_duration',
-             'latency_soak_duration', 'invalid_trial_retries'}, offered)
+             'latency_soak_duration', 'invalid_trial_retries',
+             'search_profile', 'repeat'}, offered)
         for name in offered:
             self.assertEqual(options.conf_defaults()[name],
                              conf.epa_chain[name], name)
@@ -111,6 +112,15 @@ class ChoicesAndBoundsAgreeTest(testtools.TestCase):
             self.assertEqual(tempest, sorted(flags['--method'].choices))
         self.assertEqual(tempest, sorted(searches.METHODS))
         self.assertEqual(tempest, sorted(options.METHOD_NAMES))
+
+    def test_search_profile_choices(self):
+        # Each choice option offers its own choices, not the methods'.
+        tempest = sorted(self.declared['search_profile'].type.choices)
+        for flags in (cli_options.actions('measure'),
+                      cli_options.actions('local', 'run')):
+            self.assertEqual(tempest,
+                             sorted(flags['--search-profile'].choices))
+        self.assertEqual(tempest, sorted(options.PROFILES))
 
     def test_tempest_bounds_are_the_table_bounds(self):
         for option in options.for_front_end(options.TEMPEST):
