@@ -20,6 +20,8 @@ files     loads a template with its environments and nested files, as
           holds for a created stack: from_heat).
 memo      parses each text once per process (every check of a run reads
           the same tree), handing each caller its own copy.
+nested    validates each distinct nested stack once per process and
+          replays what it found.
 offline   sets Heat's engine up in-process with the cloud-only parts
           (service catalogue, clients, lookup constraints) neutralised.
 realise   walks a parsed stack in dependency order, giving every resource

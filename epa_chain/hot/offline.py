@@ -46,6 +46,8 @@ import threading
 import time
 import warnings
 
+from epa_chain.hot import nested as nested_mod
+
 _lock = threading.Lock()
 _heat = None
 # Copies one `repeat` may make: far more than a stack of Heat's 1,000
@@ -71,6 +73,8 @@ class _Recorder(threading.local):
 
 
 _recorder = _Recorder()
+# Nested stacks' validations, done once per distinct input (nested.py).
+NESTED = nested_mod.Outcomes(lambda: _recorder.skipped)
 
 
 def _quiet():
@@ -123,6 +127,8 @@ def _initialise():
     functions.Repeat.result = _bounded_repeat(functions.Repeat.result,
                                               function.resolve)
     stack.time = _NoYield()
+    stack_resource.StackResource.validate_nested_stack = _validated_once(
+        stack_resource.StackResource.validate_nested_stack)
 
     # Only the modules the rest of epa_chain uses.
     modules = collections.namedtuple('Heat', [
@@ -147,6 +153,38 @@ class _NoYield:
     def sleep(seconds):
         if seconds:
             time.sleep(seconds)
+
+
+def _validated_once(validate_nested_stack):
+    """StackResource.validate_nested_stack, once per distinct input."""
+    @functools.wraps(validate_nested_stack)
+    def validated_once(resource):
+        return NESTED.validate(_lenient_key(resource), functools.partial(
+            validate_nested_stack, resource))
+    return validated_once
+
+
+def _lenient_key(resource):
+    """What validate_nested_stack parses the nested stack from, or None."""
+    try:
+        parent = resource.stack
+        parts = (parent.name, resource.name, resource.type(),
+                 resource.template_url, resource.child_template(),
+                 dict(resource.child_params()), _inherited(parent.env),
+                 parent.nested_depth, parent.strict_validate)
+    except Exception:
+        return None     # the validation itself will say what is wrong
+    return nested_mod.key(*parts, files=parent.t.files)
+
+
+def _inherited(environment):
+    """What a nested stack's environment takes from its parent's.
+
+    All but the parameters (heat.engine.environment.get_child_environment).
+    """
+    inherited = environment.user_env_as_dict()
+    inherited.pop('parameters', None)
+    return inherited
 
 
 def _no_client(plugin, *args, **kwargs):

@@ -26,6 +26,7 @@ import dataclasses
 import typing
 import uuid
 
+from epa_chain.hot import nested as nested_mod
 from epa_chain.hot import offline
 
 _NAMESPACE = uuid.UUID('5a0e3d1c-6f43-4f9c-9a57-6b0c2c7e4a11')
@@ -228,8 +229,12 @@ def _realise_nested(res, path, template_set, synthesiser, found):
     # Heat validates nested stacks without their parent's values at
     # validate time; at create time it has them. Do the create-time check.
     nested.strict_validate = True
+    strict_key = nested_mod.key(
+        nested.name, res.template_url, res.child_template(), dict(params),
+        nested.env.user_env_as_dict(), nested.nested_depth, True,
+        files=nested.t.files)
     try:
-        nested.validate()
+        offline.NESTED.validate(strict_key, nested.validate)
     except Exception as exc:
         raise RealisationError(path, template, exc)
     _realise_stack(nested, path, template, template_set, synthesiser, found)
