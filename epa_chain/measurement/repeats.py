@@ -61,9 +61,12 @@ def merge(documents):
             merged['totals'][name] = sum(d['totals'].get(name) or 0
                                          for d in documents)
     merged['complete'] = all(d.get('complete') for d in documents)
+    # The plan's goals too: a case that ended in an error has none, and
+    # its row says n/a rather than vanish.
+    goals = list((merged.get('parameters') or {}).get('loss_goals') or ())
     merged['spread'] = {'repeat': len(documents),
-                        'rows': spread_rows(merged['cases'],
-                                            len(documents))}
+                        'rows': spread_rows(merged['cases'], len(documents),
+                                            goals)}
     return merged
 
 
@@ -91,10 +94,14 @@ def _inconsistent(case, goal):
     return goal in record.get('inconsistent_goals', ())
 
 
-def spread_rows(cases, repeat):
-    """One spread row per (frame size, flows, directions, goal)."""
+def spread_rows(cases, repeat, goals=()):
+    """One spread row per (frame size, flows, directions, goal).
+
+    The goals are `goals` and any other a case's search reports.
+    """
     rows, order = {}, []
-    goals = readers.goal_names({'cases': cases})
+    goals = list(goals) + [name for name in readers.goal_names(
+        {'cases': cases}) if name not in goals]
     for case in cases:
         for goal in goals:
             key = _key(case, goal)

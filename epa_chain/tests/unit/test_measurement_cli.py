@@ -78,6 +78,36 @@ class TestMeasureAndReport(testtools.TestCase):
         self.assertIn('plot: %s' % self.path('plots/throughput.png'), out)
         self.assertTrue(os.path.exists(self.path('plots/throughput.png')))
 
+    def test_repeat_runs_the_campaign_again_and_plots_the_spread(self):
+        code, out, err = run(
+            'measure', '--frame-sizes', '64,1518', '--repeat', '2',
+            '--method', 'rfc2544', '--trial-duration', '1',
+            '--latency-duration', '0', '--generator-option', 'jitter=0.01',
+            '--json', self.path('repeat.json'))
+        self.assertEqual(0, code, err)
+        self.assertIn('repetition 2 of 2', err)
+        document = results.load(self.path('repeat.json'))
+        self.assertEqual([1, 1, 2, 2],
+                         [case['repetition'] for case in document['cases']])
+        self.assertEqual(2, document['spread']['repeat'])
+        self.assertEqual(2, document['parameters']['repeat'])
+        self.assertEqual(4, len(document['spread']['rows']))
+        code, out, err = run('report', self.path('repeat.json'), '--plots',
+                             self.path('plots'))
+        self.assertEqual(0, code, err)
+        self.assertTrue(os.path.exists(self.path('plots/spread.png')))
+
+    def test_repeat_and_repetitions_say_how_they_differ(self):
+        flags = {flag: campaign_options.BY_FIELD[field].help
+                 for flag, field in (('--repeat', 'repeat'),
+                                     ('--repetitions', 'repetitions'))}
+        self.assertIn('not repetitions', flags['--repeat'])
+        self.assertIn('not repeat,', flags['--repetitions'])
+        code, _out, err = run('measure', '--repeat', '0', '--json',
+                              self.path('x.json'))
+        self.assertEqual(2, code)
+        self.assertIn("--repeat '0'", err)
+
     def test_generator_error_exits_1_and_still_writes(self):
         code, _out, err = run(
             'measure', '--frame-sizes', '64', '--method', 'rfc2544',

@@ -123,6 +123,19 @@ class RunTest(testtools.TestCase):
                           ('1518', 'NDR'): False, ('1518', 'PDR'): True},
                          marked)
 
+    def test_a_case_in_error_keeps_its_rows(self):
+        failed = copy.deepcopy(self.base)
+        for case in failed['cases']:
+            case['search'] = None
+            case['error'] = {'cause': 'x', 'detail': 'y', 'phase': 'search'}
+        document = repeats.merge([self.base, failed])
+        self.assertEqual(4, len(document['spread']['rows']))
+        row = document['spread']['rows'][0]
+        self.assertIsNone(row['values'][1])
+        self.assertEqual((1, 1), (row['median_repetition'],
+                                  row['max_repetition']))
+        results.validate(document)
+
 
 class StatisticsTest(testtools.TestCase):
 
