@@ -27,6 +27,7 @@ latency   one-way delay statistics: RFC 2544, RFC 5481 PDV and IPDV.
 soak      a long latency soak at one load, saved as it goes.
 results   the results document: versioned JSON, validated.
 readers   readers of a results document for the tables and plots.
+consistency  whether a case's figures agree with its own trials.
 report    text tables in the layout of the seed reports.
 plots     PNG plots: throughput, latency distributions.
 hop_loss  where a trial's frames were lost, hop by hop, per direction.

@@ -28,6 +28,7 @@ import os
 import time
 import typing
 
+from epa_chain.measurement import consistency
 from epa_chain.measurement import options
 from epa_chain.measurement import readers
 from epa_chain.measurement import results
@@ -235,6 +236,7 @@ class _Case:
             if self.progress:
                 self.progress('%s: ERROR during %s: %s'
                               % (self.label, self.phase, error))
+        consistency.record(self.record, self.progress)
         self.checkpoint()
         return self.record
 

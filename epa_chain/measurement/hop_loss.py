@@ -166,6 +166,15 @@ def attribute(direction, hops, sent, received, before, after):
     return Attribution(direction, sent - received, tuple(segments))
 
 
+def counters_disagree(split):
+    """True when a recorded loss_by_hop has a segment that gained frames.
+
+    More frames out than in: the counters do not describe the same
+    frames, and shares of the loss computed from them mislead.
+    """
+    return any(segment['lost'] < 0 for segment in split['segments'])
+
+
 def share_of(attributions, owner):
     """The fraction of all frames lost that `owner`'s segments hold.
 

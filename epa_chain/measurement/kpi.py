@@ -29,6 +29,8 @@ Parsed once here into frozen dataclasses; verdicts.py judges. The file
         max_us: 20
     max_loss_ratio: 0.0001      # the latency trial's loss
     max_regression_percent: 5   # each goal's throughput against --baseline
+    allow_inconsistent: false   # true: a figure its own trials contradict
+                                # (measurement/consistency.py) may be met
 """
 
 import dataclasses
@@ -41,6 +43,8 @@ THROUGHPUT_UNITS = ('min_fps', 'min_bps', 'min_line_rate_percent')
 LATENCY_STATISTICS = ('avg', 'max')
 _SECTIONS = ('throughput', 'latency', 'pdv', 'max_loss_ratio',
              'max_regression_percent')
+# Not a KPI: how the KPIs treat a figure marked inconsistent.
+_ALLOW = 'allow_inconsistent'
 # What a key that is no name (64:, 1e6:, true:, ~:) is to YAML.
 _YAML_KINDS = {int: 'a number', float: 'a number', bool: 'a boolean',
                type(None): 'null'}
@@ -69,6 +73,8 @@ class Kpis:
     pdv: typing.Tuple[DelayCeiling, ...] = ()
     max_loss_ratio: typing.Optional[float] = None
     max_regression_percent: typing.Optional[float] = None
+    # False: a figure marked inconsistent is never met (issue 32).
+    allow_inconsistent: bool = False
 
     def __bool__(self):
         return bool(self.throughput or self.latency or self.pdv or
@@ -80,7 +86,7 @@ def load(path):
     """The KPI file at `path`; safe_yaml.InputError naming what is wrong."""
     name = safe_yaml.shown(path)
     document = safe_yaml.load(path, 'KPI file')
-    _known(name, '', document, _SECTIONS)
+    _known(name, '', document, _SECTIONS + (_ALLOW,))
     kpis = Kpis(
         source=name,
         throughput=tuple(_throughput(name, item, index) for index, item in
@@ -95,7 +101,8 @@ def load(path):
                                document.get('max_loss_ratio'), 0.0, 1.0),
         max_regression_percent=_number(
             name, 'max_regression_percent',
-            document.get('max_regression_percent'), 0.0, 100.0))
+            document.get('max_regression_percent'), 0.0, 100.0),
+        allow_inconsistent=_flag(name, _ALLOW, document.get(_ALLOW, False)))
     if not kpis:
         raise safe_yaml.InputError(name, 'no KPI in it', 'write at least '
                                    'one of %s' % ', '.join(_SECTIONS))
@@ -145,6 +152,13 @@ def _number(name, field, value, low, high):
                                    'to %g' % (field, value, low, high),
                                    'give a number in that range')
     return float(value)
+
+
+def _flag(name, field, value):
+    if not isinstance(value, bool):
+        raise safe_yaml.InputError(name, '%s: %r is not true or false'
+                                   % (field, value), 'write true or false')
+    return value
 
 
 def _frame_size(name, where, item):

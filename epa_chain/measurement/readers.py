@@ -26,6 +26,20 @@ BOUND_NOTE = ('>= : the search reached its maximum load, below line rate, '
               'with the goal still met: the throughput is at least this')
 
 
+# What a goal's throughput_fps is, by search method (issue 32): RFC 2544
+# and the other load-stepping searches report the highest offered load
+# that met the goal; MLRsearch a conditional throughput, the forwarding
+# rate at the relevant lower bound (below the load interval).
+OFFERED_LOAD = 'offered load'
+CONDITIONAL_THROUGHPUT = 'conditional throughput'
+_FIGURE_KINDS = {'mlrsearch': CONDITIONAL_THROUGHPUT}
+
+
+def figure_kind(method):
+    """What a search `method`'s figures are: offered load or conditional."""
+    return _FIGURE_KINDS.get(method, OFFERED_LOAD)
+
+
 def frame_size_of(case):
     mix = tuple(tuple(item) for item in case['frame_size']['mix'])
     if len(mix) == 1 and mix[0][1] == 1 and \

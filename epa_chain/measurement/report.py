@@ -24,8 +24,11 @@ a chain of N VNFs switching N + 1 times per direction.
 """
 
 from epa_chain import findings
+from epa_chain.measurement import consistency
+from epa_chain.measurement import hop_loss
 from epa_chain.measurement import latency
 from epa_chain.measurement import readers
+from epa_chain.measurement import repeats
 from epa_chain.measurement import verdicts
 
 LATENCY_PERCENTILES = ('50', '99', '99.9')
@@ -120,15 +123,34 @@ def throughput_tables(document):
                     ratio = goal['loss_ratio']
                     bound |= not case['error'] and readers.is_lower_bound(
                         case, goal)
-            title = '%s throughput %s, %d flow%s' % (
+            title = '%s throughput %s, %d flow%s (%s)' % (
                 readers.direction_word(params['directions']),
                 _goal_phrase(name, ratio or 0.0), flows,
-                '' if flows == 1 else 's')
+                '' if flows == 1 else 's',
+                readers.figure_kind(document['method']))
             footer = _details(document, with_latency)
             if bound:
                 footer += '\n' + _bound_note(cases)
+            footer += _inconsistency_note(cases, name)
             tables.append((title, headers, rows, footer))
     return tables
+
+
+def _inconsistency_note(cases, name):
+    """The footnote of a table with a marked figure: what contradicts it."""
+    marked = [case for case in cases if not case['error'] and
+              name in consistency.inconsistent_goals(case)]
+    if not marked:
+        return ''
+    return '\n' + consistency.NOTE + ''.join(
+        '\n  %s: %s' % (consistency.case_name(case),
+                        '; '.join(consistency.messages(case)))
+        for case in marked)
+
+
+def _inconsistent(case, goal):
+    return consistency.MARK if goal['name'] in \
+        consistency.inconsistent_goals(case) else ''
 
 
 def _throughput_line(case, name, link_bps, with_latency, width):
@@ -141,6 +163,8 @@ def _throughput_line(case, name, link_bps, with_latency, width):
         return [label, 'below the minimum load (%s fps/dir)'
                 % _count(case['min_load_fps'])] + [''] * (width - 2)
     row = throughput_row(case, goal, link_bps)
+    mark = _inconsistent(case, goal)
+    row[1:] = [cell + mark for cell in row[1:]]
     if with_latency:
         row += _latency_cells(case)
     return row
@@ -166,7 +190,9 @@ def _reference_goal_name(document):
 
 def _details(document, with_latency):
     params = document['parameters']
-    parts = ['%s search' % document['method'],
+    method = document['method']
+    parts = ['%s search (figures: %s)' % (method,
+                                          readers.figure_kind(method)),
              'resolution %s %%' % _percent(params['resolution']),
              '%g s trials' % params['trial_duration_s']]
     if document['method'] in ('best-of-n', 'worst-of-n'):
@@ -212,18 +238,21 @@ def switching_table(document):
         mark = readers.AT_LEAST if readers.is_lower_bound(case, goal) else ''
         if mark:
             bound.append(case)
+        tail = _inconsistent(case, goal)
         rows.append([readers.frame_size_of(case).label, case['flows'],
                      case['flows'] * directions, operations,
                      '%g Gbps' % (directions * link_bps / 1e9),
-                     mark + _count(total_fps),
-                     mark + _count(total_fps * operations)])
+                     mark + _count(total_fps) + tail,
+                     mark + _count(total_fps * operations) + tail])
     title = ('Throughput and switching performance (seed 001 Table 5-1), '
-             '%s, 2 physical ports, chain of %d VNF%s'
-             % (name, length, '' if length == 1 else 's'))
+             '%s %s, 2 physical ports, chain of %d VNF%s'
+             % (name, readers.figure_kind(document['method']), length,
+                '' if length == 1 else 's'))
     footer = ('Switching = throughput x switching operations; a chain of '
               'N VNFs switches N + 1 times per direction.')
     if bound:
         footer += '\n' + _bound_note(bound)
+    footer += _inconsistency_note(cases, name)
     return title, headers, rows, footer
 
 
@@ -343,30 +372,51 @@ def soak_table(document):
 
 def hop_loss_table(document):
     """Where frames were lost at each case's knee (None: nothing split)."""
-    rows = []
+    rows, disagree = [], False
     for case, knee, found, split in readers.knee_splits(document):
-        lost = split['lost_frames']
+        odd = hop_loss.counters_disagree(split)
+        disagree |= odd
         for segment in split['segments']:
             if segment['lost']:
                 rows.append([
                     readers.frame_size_of(case).label,
                     _count(knee['intended_fps']), found['direction'],
                     segment['owner'], segment['where'],
-                    segment['port'] or '-', _count(segment['lost']),
-                    _count(segment['counted_drops']),
-                    '%.1f' % (100.0 * segment['lost'] / lost)])
+                    segment['port'] or '-'] + _hop_cells(
+                        segment, split['lost_frames'], odd))
     if not rows:
         return None
+    footer = _HOP_FOOTER + (_DISAGREE_NOTE if disagree else '')
     return ('Where frames were lost at the knee (lowest lossy load above '
             'the zero-loss throughput)',
             ['Packet Size', 'Load fps/dir', 'Direction', 'Owner', 'Where',
              'Port', 'Frames lost', 'Switch drops', '% of loss'], rows,
-            'From the switch\'s per-port counters read around the trial; '
-            'the segments of a direction sum to its lost frames. '
-            'delivery: the switch\'s tx drops at the owner\'s port (its '
-            'ring was full); inside: delivered to the owner, not sent on; '
-            'switch: received, not forwarded; send/receive: between the '
-            'generator and the switch.')
+            footer)
+
+
+_HOP_FOOTER = (
+    'From the switch\'s per-port counters read around the trial; the '
+    'segments of a direction sum to its lost frames. delivery: the '
+    'switch\'s tx drops at the owner\'s port (its ring was full); '
+    'inside: delivered to the owner, not sent on; switch: received, not '
+    'forwarded; send/receive: between the generator and the switch.')
+_DISAGREE = 'counters disagree'
+_DISAGREE_NOTE = (
+    '\n%s: more frames came out of a segment than went in (the '
+    'generator\'s and the switch\'s counters do not match, e.g. frames '
+    'outside the trial were counted): that direction\'s split is not '
+    'arithmetic to trust, so no shares are printed.' % _DISAGREE)
+
+
+def _hop_cells(segment, lost, disagree):
+    """[Frames lost, Switch drops, % of loss] of one segment."""
+    drops = _count(segment['counted_drops'])
+    if segment['lost'] < 0:
+        return [_DISAGREE, drops, 'n/a']
+    if disagree or lost <= 0:
+        return [_count(segment['lost']), drops, 'n/a']
+    return [_count(segment['lost']), drops,
+            '%.1f' % (100.0 * segment['lost'] / lost)]
 
 
 def epa_audit_table(document):
@@ -399,6 +449,19 @@ def epa_audit_line(document):
                 for f in bad)))
 
 
+def consistency_line(document):
+    """One line above the tables when a case's trials contradict it."""
+    marked = [case for case in document['cases']
+              if consistency.inconsistent_goals(case)]
+    if not marked:
+        return None
+    return ('Consistency: INCONSISTENT%s - %d case(s) contradict their own '
+            'trials: %s' % (consistency.MARK, len(marked), '; '.join(
+                '%s: %s' % (consistency.case_name(case),
+                            '; '.join(consistency.messages(case)))
+                for case in marked)))
+
+
 def trials_table(document):
     rows = []
     for case in document['cases']:
@@ -424,9 +487,9 @@ def render_tables(document):
     blocks = [header, 'Loss goals: %s' % ', '.join(
         '%s <= %s %%' % (name, _percent(ratio))
         for name, ratio in params['loss_goals'].items())]
-    audit_line = epa_audit_line(document)
-    if audit_line:
-        blocks.append(audit_line)
+    for line in (epa_audit_line(document), consistency_line(document)):
+        if line:
+            blocks.append(line)
     tables = list(throughput_tables(document))
     for optional in (switching_table(document), latency_table(document),
                      hop_loss_table(document)):
@@ -436,6 +499,8 @@ def render_tables(document):
     soak = soak_table(document)
     if soak:
         tables.append(soak)
+    if document.get('spread'):
+        tables.append(repeats.spread_table(document))
     tables.append(trials_table(document))
     audit = epa_audit_table(document)
     if audit:

@@ -23,6 +23,7 @@ gate must not pass on what was not shown.
 import dataclasses
 
 from epa_chain import findings
+from epa_chain.measurement import consistency
 from epa_chain.measurement import readers
 
 MET, MISSED, UNKNOWN = 'met', 'MISSED', 'unknown'
@@ -65,7 +66,9 @@ def judge(document, kpis, baseline=None):
         size = readers.frame_size_of(case).label
         for floor in kpis.throughput:
             if floor.frame_size in (None, size):
-                verdicts.append(_throughput(document, case, label, floor))
+                verdicts.append(_unless_inconsistent(
+                    _throughput(document, case, label, floor), case,
+                    floor.goal, kpis))
         for ceiling in kpis.latency:
             if ceiling.frame_size in (None, size):
                 verdicts += _delays(case, label, ceiling, 'latency')
@@ -75,9 +78,36 @@ def judge(document, kpis, baseline=None):
         if kpis.max_loss_ratio is not None:
             verdicts.append(_loss(case, label, kpis.max_loss_ratio))
         if kpis.max_regression_percent is not None and baseline is not None:
-            verdicts += _regressions(case, label, baseline,
-                                     kpis.max_regression_percent)
+            verdicts += [_unless_inconsistent(
+                verdict, case, verdict.kpi.split(' ')[0], kpis)
+                for verdict in _regressions(case, label, baseline,
+                                            kpis.max_regression_percent)]
     return verdicts
+
+
+# Why a met verdict on a figure marked inconsistent is not met.
+INCONSISTENT_NOTE = ('the figure is marked inconsistent (%s); write '
+                     'allow_inconsistent: true in the KPI file to accept '
+                     'it, or measure again (--search-profile noise-robust)')
+
+
+def _unless_inconsistent(verdict, case, goal, kpis):
+    """`verdict`, unknown instead of met when its goal's figure is marked.
+
+    A figure its own trials contradict shows nothing either way (issue
+    32); the KPI file's allow_inconsistent accepts it as it stands.
+    """
+    if verdict.verdict != MET or goal not in \
+            consistency.inconsistent_goals(case):
+        return verdict
+    shown = verdict.measured + consistency.MARK
+    if kpis.allow_inconsistent:
+        return dataclasses.replace(verdict, measured=shown,
+                                   note='inconsistent, allowed by the KPI '
+                                   'file (allow_inconsistent)')
+    return dataclasses.replace(
+        verdict, measured=shown, verdict=UNKNOWN,
+        note=INCONSISTENT_NOTE % '; '.join(consistency.messages(case)))
 
 
 def passed(verdicts):
