@@ -1225,6 +1225,28 @@ class BenchmarkFlowTest(testtools.TestCase):
         self.assertEqual(0.3, document['cloud']['hop_check'][
             'max_loss_ratio'])
 
+    def test_repeat_runs_each_case_again_into_one_results_file(self):
+        runs = []
+
+        def fake_run(generator, plan, progress=None):
+            runs.append(plan)
+            return {'cases': [], 'totals': {'trials': 3}, 'complete': True,
+                    'parameters': {'loss_goals': {'NDR': 0.0}}}
+        for patch in (mock.patch.object(self.benchmark.campaign, 'run',
+                                        side_effect=fake_run),
+                      mock.patch.object(self.benchmark.results, 'write',
+                                        return_value=['a.json'])):
+            patch.start()
+            self.addCleanup(patch.stop)
+        self.options = self.reconf(repeat=2, frame_sizes=['64'],
+                                   flow_counts=[1])
+        self.chain_benchmark().run('s', 1, UNI)
+        self.assertEqual([2, 2], [plan.repeat for plan in runs])
+        (write_call,) = self.benchmark.results.write.call_args_list
+        document = write_call[0][2]
+        self.assertEqual({'repeat': 2, 'rows': []}, document['spread'])
+        self.assertEqual(6, document['totals']['trials'])
+
     def test_hop_check_attempts_reach_the_check_and_the_results(self):
         self.options = self.reconf(hop_check_attempts=2, frame_sizes=['64'],
                                    flow_counts=[1])
