@@ -13,13 +13,14 @@
 """Whether a case's figures agree with its own trials (issue 32).
 
 On a noisy system under test one search can contradict itself: a load
-(or a lower one) meets a goal and later misses it, a looser goal (PDR)
-ends below a stricter one (NDR), or the latency trial, below the
-reference throughput, loses frames. Each is an Issue naming its goals,
-trials and loads; the case's `consistency` record (results-1.json)
-holds them, and the tables, the console line and the KPI verdicts mark
-the goals they touch. A pure function of the case: documents written
-before the record existed are checked on the fly (of_case).
+(or a lower one) meets a goal and a later trial, no longer, misses it,
+a looser goal (PDR) ends below a stricter one (NDR), or the latency
+trial, below the reference throughput, loses frames. Each is an Issue
+naming its goals, trials and loads; the case's `consistency` record
+(results-1.json) holds them, and the tables, the console line and the
+KPI verdicts mark the goals they touch. A pure function of the case:
+documents written before the record existed are checked on the fly
+(of_case).
 """
 
 import dataclasses
@@ -60,26 +61,36 @@ def _goals(case):
     return [g for g in (case.get('search') or {}).get('goals', [])]
 
 
+def _passed_before(passed, load, duration):
+    """The highest-load trial of `passed` at least as high and as long.
+
+    A longer trial is the harder test (more frames, more time for a
+    transient): a short trial that passed contradicts no longer one.
+    """
+    as_hard = [t for t in passed if t['duration_s'] >= duration and
+               t['intended_fps'] * (1 + 1e-9) >= load]
+    return max(as_hard, key=lambda t: t['intended_fps'], default=None)
+
+
 def _pass_then_fail(case, goal):
-    """The first search trial failing `goal` after one as high passed."""
-    best_pass = None
+    """A search trial missing `goal` after one as high and long met it."""
+    passed = []
     for record in case.get('trials', []):
         if record['phase'] != 'search':
             continue
-        met = record['loss_ratio'] <= goal['loss_ratio']
+        if record['loss_ratio'] <= goal['loss_ratio']:
+            passed.append(record)
+            continue
         load = record['intended_fps']
-        if met and (best_pass is None or
-                    load > best_pass['intended_fps']):
-            best_pass = record
-        elif not met and best_pass is not None and \
-                load <= best_pass['intended_fps'] * (1 + 1e-9):
+        before = _passed_before(passed, load, record['duration_s'])
+        if before is not None:
             return Issue(
                 PASS_THEN_FAIL, (goal['name'],),
-                (best_pass['index'], record['index']),
-                (best_pass['intended_fps'], load),
+                (before['index'], record['index']),
+                (before['intended_fps'], load),
                 '%s: trial %d met it at %s, trial %d then lost %.4g %% at '
-                '%s' % (goal['name'], best_pass['index'],
-                        _fps(best_pass['intended_fps']), record['index'],
+                '%s' % (goal['name'], before['index'],
+                        _fps(before['intended_fps']), record['index'],
                         record['loss_ratio'] * 100, _fps(load)))
     return None
 

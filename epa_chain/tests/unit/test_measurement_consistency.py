@@ -120,6 +120,16 @@ class TestRecord(testtools.TestCase):
                           case['trials'][then]['intended_fps']],
                          issues[0]['loads_fps'])
 
+    def test_a_short_trial_passing_contradicts_no_longer_one(self):
+        # MLRsearch's short initial trials: a 10 s trial failing where a
+        # 1 s trial passed is the harder test failing, not noise.
+        document, first, then = pass_then_fail()
+        case = document['cases'][0]
+        for record in case['trials'][:-1]:
+            record['duration_s'] = 1.0
+        self.assertNotIn(consistency.PASS_THEN_FAIL,
+                         [i.kind for i in consistency.check(case)])
+
     def test_a_lossy_latency_trial_marks_its_reference_goal(self):
         document = clean()
         case = document['cases'][0]
