@@ -158,9 +158,15 @@ def record(case, progress=None):
 
 
 def case_name(case):
-    """'64 B, 1 flow, forward': the case as progress names it."""
-    return readers.case_label(case['frame_size']['label'], case['flows'],
-                              case['directions'])
+    """'64 B, 1 flow, forward': the case as progress names it.
+
+    A case of --repeat N says which repetition it came from.
+    """
+    label = readers.case_label(case['frame_size']['label'], case['flows'],
+                               case['directions'])
+    if case.get('repetition'):
+        label += ' (repetition %d)' % case['repetition']
+    return label
 
 
 def of_case(case):

@@ -29,6 +29,7 @@ from epa_chain.generators import model
 from epa_chain.measurement import campaign
 from epa_chain.measurement import consistency
 from epa_chain.measurement import kpi
+from epa_chain.measurement import repeats
 from epa_chain.measurement import report
 from epa_chain.measurement import results
 from epa_chain.measurement import verdicts
@@ -206,6 +207,18 @@ class TestTables(testtools.TestCase):
         self.assertNotIn('100.6', table)
         self.assertNotIn('-0.6', table)
         self.assertIn('counters disagree: more frames came out', table)
+
+
+class TestRepeated(testtools.TestCase):
+
+    def test_a_repeated_run_names_the_repetition_and_shows_its_spread(self):
+        first, second = clean(), pdr_below_ndr()
+        document = repeats.merge([first, second])
+        results.validate(document)
+        text = report.render_tables(document)
+        self.assertIn('64 B, 1 flow, forward (repetition 2): PDR 1,453',
+                      text)
+        self.assertIn('Throughput over 2 repetitions', text)
 
 
 class TestKpi(testtools.TestCase):
