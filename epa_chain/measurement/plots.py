@@ -128,12 +128,16 @@ def spread_plot(document, path, option=OPTION):
         if row['median'] is not None:
             series.setdefault((row['goal'], row['flows'],
                                row['directions']), []).append(row)
+    unit, scale = _fps_unit(max((row['max'] for row in spread['rows']
+                                 if row['max'] is not None), default=0))
     for number, (key, rows) in enumerate(series.items()):
-        _draw_spread(axis, key, rows, labels, number, len(series))
+        _draw_spread(axis, key, rows, (labels, scale), number, len(series))
     axis.set_xticks(range(len(labels)))
     axis.set_xticklabels(labels, rotation=30, ha='right')
+    # One frame size would otherwise spread the series over the axis.
+    axis.set_xlim(-0.5, len(labels) - 0.5)
     axis.set_xlabel('frame size (bytes)')
-    axis.set_ylabel('throughput per direction (Mfps)')
+    axis.set_ylabel('throughput per direction (%s)' % unit)
     axis.set_ylim(bottom=0)
     axis.grid(True, alpha=0.3)
     if series:
@@ -145,21 +149,30 @@ def spread_plot(document, path, option=OPTION):
     return _save(figure, path, option)
 
 
-def _draw_spread(axis, key, rows, labels, number, count):
+def _fps_unit(highest):
+    """('Mfps', 1e6), ('kfps', 1e3) or ('fps', 1) for figures up to it."""
+    for unit, scale in (('Mfps', 1e6), ('kfps', 1e3)):
+        if highest >= scale:
+            return unit, scale
+    return 'fps', 1.0
+
+
+def _draw_spread(axis, key, rows, labels_scale, number, count):
     """One goal's series, shifted sideways so the series do not overlap."""
     goal, flows, directions = key
+    labels, scale = labels_scale
     shift = (number - (count - 1) / 2.0) * 0.08
     xs = [labels.index(row['frame_size']) + shift for row in rows]
-    median = [row['median'] / 1e6 for row in rows]
-    below = [(row['median'] - row['min']) / 1e6 for row in rows]
-    above = [(row['max'] - row['median']) / 1e6 for row in rows]
+    median = [row['median'] / scale for row in rows]
+    below = [(row['median'] - row['min']) / scale for row in rows]
+    above = [(row['max'] - row['median']) / scale for row in rows]
     line = axis.errorbar(xs, median, yerr=[below, above], marker='o',
                          capsize=5, linestyle='-', label='%s, %d flow%s, %s'
                          % (goal, flows, '' if flows == 1 else 's',
                             directions))
     color = line[0].get_color()
     for x, row in zip(xs, rows):
-        values = [v / 1e6 for v in row['values'] if v is not None]
+        values = [v / scale for v in row['values'] if v is not None]
         axis.plot([x] * len(values), values, linestyle='none', marker='.',
                   color=color, alpha=0.6)
 

@@ -140,12 +140,27 @@ def statistics(values):
             'max_repetition': high[1]}
 
 
-def _figure_text(value, repetition):
+def _figure_text(value, repetition, bound=False):
     if value is None:
         return 'n/a'
-    text = readers.count(value)
+    text = (readers.AT_LEAST if bound else '') + readers.count(value)
     return text if repetition is None else '%s (rep %d)' % (text,
                                                             repetition)
+
+
+def _bounds(document):
+    """{(row key, repetition)} of the figures that are only "at least"."""
+    return {(_key(case, goal['name']), case.get('repetition'))
+            for case in document['cases']
+            for goal in (case.get('search') or {}).get('goals', [])
+            if readers.is_lower_bound(case, goal)}
+
+
+def _cells(row, bounds):
+    key = (row['frame_size'], row['flows'], row['directions'], row['goal'])
+    return [_figure_text(row[name], row[name + '_repetition'],
+                         (key, row[name + '_repetition']) in bounds)
+            for name in ('median', 'min', 'max')]
 
 
 def spread_table(document):
@@ -155,14 +170,12 @@ def spread_table(document):
              'the goal\'s %s)' % (spread['repeat'], FIGURE))
     headers = ['Frame size (B)', 'Flows', 'Directions', 'Goal', 'Median',
                'Min', 'Max']
-    rows = []
+    rows, bounds = [], _bounds(document)
     for row in spread['rows']:
         mark = ' *' if row.get('inconsistent') else ''
         rows.append([row['frame_size'], str(row['flows']),
-                     row['directions'], row['goal'] + mark,
-                     _figure_text(row['median'], row['median_repetition']),
-                     _figure_text(row['min'], row['min_repetition']),
-                     _figure_text(row['max'], row['max_repetition'])])
+                     row['directions'], row['goal'] + mark] +
+                    _cells(row, bounds))
     footer = ('%d repetitions of the whole campaign (--repeat; not the '
               'searches\' --repetitions). Median: the middle figure (the '
               'lower middle of an even count); Min and Max: the lowest '
@@ -170,4 +183,6 @@ def spread_table(document):
               'repetition has a figure.' % spread['repeat'])
     if any(row.get('inconsistent') for row in spread['rows']):
         footer += ' *: a repetition of this row failed a consistency check.'
+    if bounds:
+        footer += ' ' + readers.BOUND_NOTE + '.'
     return title, headers, rows, footer

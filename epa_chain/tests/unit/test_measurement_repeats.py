@@ -24,6 +24,7 @@ from epa_chain.measurement import campaign
 from epa_chain.measurement import plots
 from epa_chain.measurement import repeats
 from epa_chain.measurement import results
+from epa_chain.measurement.searches import common as search_common
 
 
 def _plan(**values):
@@ -174,6 +175,16 @@ class TableAndPlotTest(testtools.TestCase):
         self.assertIn('(rep 1)', rows[0][4])
         self.assertIn('(rep 3)', rows[0][6])
         self.assertIn('not the searches\' --repetitions', footer)
+
+    def test_a_bound_is_printed_as_at_least(self):
+        case = self.document['cases'][-1]
+        case['max_load_fps'] = case['line_rate_fps'] / 2
+        for goal in case['search']['goals']:
+            goal['status'] = search_common.STATUS_MAX_LOAD
+        _title, _headers, rows, footer = repeats.spread_table(self.document)
+        self.assertEqual('>= ', rows[-1][6][:3])
+        self.assertNotIn('>=', rows[0][6])
+        self.assertIn('at least', footer)
 
     def test_plot_of_the_spread(self):
         directory = tempfile.mkdtemp()
