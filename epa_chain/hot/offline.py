@@ -35,6 +35,11 @@ cloud is neutralised, each in one place below:
   lists of 1,000 make a billion copies, which no host survives); offline,
   more than MAX_REPEAT copies are refused;
 - Heat's database: nothing is stored, stacks are only parsed and resolved.
+
+Two changes make it faster, not different: the engine does not yield to
+green threads after each resource (there are none), and each distinct
+nested stack is validated once per process, its outcome replayed after
+(nested.py).
 """
 
 import collections
