@@ -96,7 +96,10 @@ TESTER_MEASURE = ['--frame-sizes', '68', '--direction', 'bi',
                   '--resolution', '0.02',
                   '--trial-duration', '5', '--max-load', '2000',
                   '--latency-duration', '5', '--invalid-trial-retries', '3',
-                  '--generator-option', 'rate_tolerance=0.1']
+                  '--generator-option', 'rate_tolerance=0.1',
+                  # TCG is a noisy system under test: a narrowly lossy
+                  # trial is verified before its load counts as failed.
+                  '--search-profile', 'noise-robust']
 LATENCY_BUCKET_SHIFT = '21'
 # A TOSCA chain on the real Heat: the PVP service template and its preset
 # (the vE-CPE one was proven the same way by hand).
@@ -148,8 +151,12 @@ TEMPEST_TEST_TIMEOUT = 2400
 # maximum delay is known exactly: over 1 us it is MISSED, where a
 # throughput floor above the search's ceiling is only 'unknown' (CI saw
 # that: the 1-VNF unidirectional NDR is '>= 1,000', the ceiling then).
+# TCG guests contradict their own searches often (a load passes, then
+# fails): those figures are marked inconsistent in every table, and the
+# workspace accepts them so that the verdicts still show the KPI path.
 KPIS_MET = ('throughput:\n  - {goal: NDR, min_fps: 10}\n'
-            'latency:\n  - {percentile: max, max_us: 10000000}\n')
+            'latency:\n  - {percentile: max, max_us: 10000000}\n'
+            'allow_inconsistent: true\n')
 KPIS_MISSED = 'latency:\n  - {percentile: max, max_us: 1}\n'
 # Where `up` keeps what `down` needs to give the host back.
 CLOUD_STATE = os.environ.get('EPA_CHAIN_CLOUD_STATE',
@@ -657,6 +664,12 @@ class SingleHostCloudTest(unittest.TestCase):
                              goals['PDR']['throughput_fps'],
                              case['totals']['trials'],
                              len(case['totals']['invalid_trials'])))
+        # Consistent, or the contradiction said (and recorded).
+        issues = case['consistency']['issues']
+        _log('tester consistency: %s' % ('; '.join(
+            issue['message'] for issue in issues) or 'consistent'))
+        self.assertEqual('noise-robust',
+                         document['parameters']['search_profile'])
         # Seed 000's tables, as the report prints them.
         self.assertIn('68', measured.stdout)
         self.assertIn('NDR', measured.stdout)
