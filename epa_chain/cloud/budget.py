@@ -46,11 +46,12 @@ def test_timeout(environ=None, scaling_factor=1):
 def case_minimum_s(options):
     """The least one frame size x flow count can take.
 
-    A search has at least one trial; then the latency test and its soak.
+    A search has at least one trial; then the latency test and its soak;
+    all of it once per repetition of a repeated run.
     """
     plan = options.campaign
-    return (plan.trial_duration_s + plan.latency_duration_s +
-            plan.soak_duration_s)
+    return plan.repeat * (plan.trial_duration_s + plan.latency_duration_s +
+                          plan.soak_duration_s)
 
 
 def minimum_s(options, trial_directions):

@@ -1578,6 +1578,12 @@ class BudgetTest(testtools.TestCase):
         self.assertFalse(fits.allows(50, 60))
         self.assertTrue(fits.allows(40, 60))
 
+    def test_a_repeated_run_needs_each_repetition(self):
+        options = opts.ChainOptions.from_conf(as_group(
+            frame_sizes=['64'], flow_counts=[1], trial_duration=10.0,
+            latency_duration=5.0, latency_soak_duration=0.0, repeat=3))
+        self.assertEqual(3 * 15.0, budget.case_minimum_s(options))
+
 
 class ResultsTest(testtools.TestCase):
 
