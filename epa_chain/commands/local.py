@@ -76,6 +76,11 @@ def add_arguments(parser):
                      help='write the results (schema epa-chain/results/1 '
                           'with a testbed section; with --vnf-counts, '
                           'epa-chain/local-chain-lengths/1) to OUT')
+    run.add_argument('--plots', metavar='DIR',
+                     help='also write the PNG plots `epa-chain report '
+                          '--plots` draws (with --repeat, the spread) '
+                          'into DIR; with --vnf-counts, one folder per '
+                          'chain length')
     run.add_argument('--throttle-vnf', metavar='N:PERCENT',
                      help='hold the N-th VNF of the chain to PERCENT of '
                           'one CPU (a CPU cgroup quota) once the chain is '
@@ -233,6 +238,8 @@ def _request(args, state):
 
     if args.action == 'run' and args.json:
         outputs.check_file(args.json, '--json')
+    if args.action == 'run' and args.plots:
+        outputs.check_directory(args.plots, '--plots')
     prox = prox_binary.given(args.prox_binary, args.prox_source)
     stack = _stack(args)
     fields = dict(state=state, stack=stack, prox=prox,
@@ -259,7 +266,8 @@ def _run_fields(args, stack):
         # PROX build or the resolve.
         throttle.check_chains(throttled, stack, vnf_counts)
     return dict(vnf_counts=vnf_counts, campaign=campaign,
-                keep_up=args.keep_up, json=args.json, throttle=throttled)
+                keep_up=args.keep_up, json=args.json, plots=args.plots,
+                throttle=throttled)
 
 
 # ---- the action -----------------------------------------------------------

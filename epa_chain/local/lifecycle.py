@@ -100,6 +100,7 @@ class Request:
     vnf_counts: typing.Tuple[typing.Optional[int], ...] = (None,)
     keep_up: bool = False
     json: typing.Optional[str] = None
+    plots: typing.Optional[str] = None
     throttle: typing.Any = None     # local.throttle.Throttle
 
 
@@ -171,7 +172,8 @@ def run(request, progress, out):
             documents.append(_measured(
                 bed, request.campaign, progress,
                 keep_up=request.keep_up and count == request.vnf_counts[-1]))
-    return runner.finish(documents, request.json, progress, out)
+    return runner.finish(documents, request.json, progress, out,
+                         plots_dir=request.plots)
 
 
 def down(state, progress):

@@ -22,6 +22,7 @@ comparison of chain lengths.
 """
 
 import dataclasses
+import os
 import time
 
 from epa_chain.local import bed as bed_mod
@@ -246,8 +247,8 @@ def render_testbed(document):
     return '\n'.join(lines) + '\n'
 
 
-def finish(documents, json_path, progress, out):
-    """Print tables, write JSON; the exit status (0 clean, 1 failures)."""
+def finish(documents, json_path, progress, out, plots_dir=None):
+    """Print tables, write JSON and plots; exit status 0 clean, 1 not."""
     from epa_chain.measurement import report
     from epa_chain.measurement import results
 
@@ -264,7 +265,24 @@ def finish(documents, json_path, progress, out):
     if json_path:
         results.write_json(payload, json_path)
         progress('results written to %s' % json_path)
+    if plots_dir:
+        for path in _plots(documents, plots_dir):
+            progress('plot: %s' % path)
     for problem in problems:
         progress('FAILED: ' + problem)
     out.flush()
     return 1 if problems else 0
+
+
+def _plots(documents, plots_dir):
+    """Each document's plots; several chain lengths a folder each (vnfs-N)."""
+    from epa_chain.measurement import plots
+
+    if len(documents) == 1:
+        return plots.render(documents[0], plots_dir, '--plots')
+    paths = []
+    for document in documents:
+        paths += plots.render(document, os.path.join(
+            plots_dir, 'vnfs-%d' % document['parameters']['chain_length']),
+            '--plots')
+    return paths

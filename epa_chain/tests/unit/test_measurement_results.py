@@ -380,6 +380,21 @@ class TestChainLengthsSchema(testtools.TestCase):
         self.assertEqual(0, document['reference_vnf_count'])
         self.assertEqual(4, len(document['rows']))
 
+    def test_the_local_bed_plots_each_chain_length_apart(self):
+        from epa_chain.local import runner
+
+        directory = tempfile.mkdtemp(prefix='epa-plots-')
+        self.addCleanup(_remove_tree, directory)
+        said = []
+        code = runner.finish(self.runs, None, said.append, io.StringIO(),
+                             plots_dir=directory)
+        self.assertEqual(0, code)
+        self.assertEqual(['vnfs-0', 'vnfs-1'], sorted(os.listdir(directory)))
+        plotted = [line for line in said if line.startswith('plot: ')]
+        self.assertTrue(plotted)
+        for line in plotted:
+            self.assertTrue(os.path.isfile(line[len('plot: '):]), line)
+
     def test_invalid_comparisons_name_the_field(self):
         from epa_chain.local import runner
 
