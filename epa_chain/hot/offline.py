@@ -45,10 +45,12 @@ nested stack is validated once per process, its outcome replayed after
 import collections
 import dataclasses
 import functools
+import importlib.metadata
 import logging
 import math
 import threading
 import time
+import types
 import warnings
 
 from epa_chain.hot import nested as nested_mod
@@ -121,6 +123,7 @@ def _initialise():
     from heat.engine import stk_defn
     from heat.engine import template
 
+    _load_client_plugins_lazily()
     resources.initialise()
     _neutralise_lookup_constraints(resources.global_env(), constraints)
     resource.Resource.is_service_available = classmethod(
@@ -141,6 +144,41 @@ def _initialise():
         'stack_resource', 'stack', 'stk_defn', 'template'])
     return modules(context, exception, attributes, environment, resources,
                    stack_resource, stack, stk_defn, template)
+
+
+def _load_client_plugins_lazily():
+    """Heat's client plugins imported when a resource asks for one.
+
+    heat.engine.clients.initialise imports all twenty (each with its
+    service's client library) before the first template is read: half
+    of Heat's start-up, for services offline validation never reaches.
+    None of them has an is_available check to run at load time.
+    """
+    from heat.engine import clients
+
+    if clients._mgr is None:
+        clients._mgr = _LazyPlugins('heat.clients')
+
+
+class _LazyPlugins:
+    """An entry-point group's plugins, each loaded on first use.
+
+    What Heat reads of a stevedore ExtensionManager: names() and [name].
+    """
+
+    def __init__(self, group):
+        self._points = {point.name: point for point in
+                        importlib.metadata.entry_points(group=group)}
+        self._loaded = {}
+
+    def names(self):
+        return list(self._points)
+
+    def __getitem__(self, name):
+        if name not in self._loaded:
+            self._loaded[name] = types.SimpleNamespace(
+                name=name, plugin=self._points[name].load())
+        return self._loaded[name]
 
 
 class _NoYield:
