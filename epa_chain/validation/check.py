@@ -143,10 +143,13 @@ def rule_findings(resolved):
 
 
 def _lookups(lookups, top):
+    # Sorted: Heat validates resources in an order of its sets, which
+    # differs from run to run; a report should not.
     return [findings.Finding(rule='CLOUD-LOOKUP', severity=findings.SKIPPED,
                              file=top, message='%s %r: needs a cloud to '
                              'look up' % (lookup.constraint, lookup.value))
-            for lookup in lookups]
+            for lookup in sorted(lookups, key=lambda found: (
+                found.constraint, found.value))]
 
 
 def load_finding(error):
