@@ -24,6 +24,7 @@ figure; the campaign goes on with the next case.
 """
 
 import dataclasses
+import functools
 import os
 import time
 import typing
@@ -44,13 +45,15 @@ DEFAULT_MIN_LOAD_FRACTION = 0.001
 _default = options.field_default
 
 
-@dataclasses.dataclass
+@dataclasses.dataclass(frozen=True)
 class Campaign:
     """What to measure and how; see doc/source/measurement.rst.
 
     Defaults, bounds and help of every field: measurement/options.py. A
     refused value raises options.FieldError (a ValueError) naming the
-    field; `dataclasses.replace` checks again.
+    field; `dataclasses.replace` checks again. Frozen: a value is checked
+    once, here, and nothing changes it after (__post_init__ stores the
+    checked values itself).
     """
 
     frame_sizes: typing.Sequence = _default('frame_sizes')
@@ -95,16 +98,17 @@ class Campaign:
     repeat: int = _default('repeat')
 
     def __post_init__(self):
-        self.search_profile = options.check('search_profile',
-                                            self.search_profile)
+        store = functools.partial(object.__setattr__, self)
+        store('search_profile', options.check('search_profile',
+                                              self.search_profile))
         # None: the profile's value. A replace() keeps the values the
         # first profile set; give them as None to take another's.
         for name, value in options.profile_values(
                 self.search_profile, vars(self)).items():
-            setattr(self, name, value)
+            store(name, value)
         for field in dataclasses.fields(self):
-            setattr(self, field.name, options.check(
-                field.name, getattr(self, field.name)))
+            store(field.name, options.check(field.name,
+                                            getattr(self, field.name)))
         both = None not in (self.max_load_fps, self.min_load_fps)
         if both and self.min_load_fps >= self.max_load_fps:
             raise options.FieldError(
