@@ -265,15 +265,28 @@ class TestLayering(testtools.TestCase):
                            if m.startswith('epa_chain.vnf_runtime'))
             self.assertEqual([], users, module)
 
+    def test_commands_are_leaves(self):
+        # A command parses its arguments and calls its domain (the cloud
+        # workflow, the local bed, measurement...): nothing imports a
+        # command but the CLI, and a command imports no other command
+        # but the shared argument helpers.
+        shared = {'epa_chain.commands', 'epa_chain.commands._arguments'}
+        for module, path in _package_modules().items():
+            if module in ('epa_chain.cli', 'epa_chain.commands'):
+                continue
+            commands = {m for m in _imports(path)
+                        if m.startswith('epa_chain.commands')} - shared
+            if module.startswith('epa_chain.commands.'):
+                commands.discard(module)
+            self.assertEqual(set(), commands,
+                             '%s imports a command: move what it needs '
+                             'into the command\'s domain package' % module)
+
     def test_no_import_cycle_between_modules(self):
         modules = _package_modules()
         graph = {module: {m for m in _imports(path) if m in modules and
                           m != module and not module.startswith(m + '.')}
                  for module, path in modules.items()}
-        # Known, and item 6 of the redesign issue removes it: report
-        # imports plots in a function for `--plots`.
-        graph['epa_chain.measurement.report'].discard(
-            'epa_chain.measurement.plots')
         state = {}
 
         def visit(module, trail):
