@@ -118,6 +118,7 @@ class _Direction:
 
     layout: gen_config.DirectionLayout
     snapshots: list = dataclasses.field(default_factory=list)
+    commanded: float = 0.0
     started: float = 0.0
     stopped_at: float = 0.0
     stopped: bool = False
@@ -432,6 +433,8 @@ class ProxGenerator(trial.Generator):
             c.start([d.layout.gen.core], d.layout.gen.task)
         started_at = time.time()
         for d in directions:
+            # PROX cannot send at this rate before it was asked to
+            d.commanded = self._clock()
             c.rate_fps(d.layout.gen.core, d.layout.gen.task, spec.load_fps,
                        frame.mean_bytes)
             # PROX has run the command once its barrier reply is here
@@ -706,23 +709,37 @@ class ProxGenerator(trial.Generator):
         A generator that lost the CPU catches up on its rate limiter's
         backlog in a burst (seen under QEMU/TCG: 1,141 frames/s counted
         over 0.76 s for 1,000 asked), which a short window can hold; the
-        whole sending period cannot. Wrong speed units overshoot over
-        both: RATE_OVERSHOOT.
+        whole sending period cannot. That period is timed between the
+        replies to the speed commands; a loaded guest can answer the
+        first late, so the error is judged on the longest period the gen
+        task could have sent in, from the moment it was asked to
+        (seen: 428 fps between the replies for 365 asked, 1.29 s).
+        Wrong speed units overshoot over both: RATE_OVERSHOOT.
         """
         seconds = d.stopped_at - d.started
+        longest = d.stopped_at - d.commanded
         whole = final_tx / seconds if seconds > 0 else float('inf')
-        tolerance = rate_tolerance_for(spec.load_fps, seconds,
+        least = final_tx / longest if longest > 0 else float('inf')
+        tolerance = rate_tolerance_for(spec.load_fps, longest,
                                        self.rate_tolerance)
-        if whole > spec.load_fps * (1.0 + tolerance):
+        if least > spec.load_fps * (1.0 + tolerance):
             raise trial.GeneratorError(
                 RATE_OVERSHOOT, '%s: offered %.0f fps of %.0f intended (%s; '
-                '%.0f over the whole %.2f s by the host clock); PROX speed '
-                'units or counters disagree with this client'
+                '%.0f over the whole %.2f s by the host clock, at least '
+                '%.0f over the %.2f s since it was asked to send); PROX '
+                'speed units or counters disagree with this client'
                 % (name, window[0], spec.load_fps, window[1], whole,
-                   seconds))
+                   seconds, least, longest))
         notes.append('%s: %.0f fps over %s was a catch-up burst; offered '
                      'rate from the host clock over the whole %.2f s sent'
                      % (name, window[0], window[1], seconds))
+        if whole > spec.load_fps * (1.0 + tolerance):
+            notes.append('%s: %.0f fps between the replies, %.0f over the '
+                         '%.2f s since the gen task was asked to send: '
+                         'PROX answered up to %.2f s late, so the asked '
+                         'rate is within what the counters show'
+                         % (name, whole, least, longest, longest - seconds))
+            return max(least, min(whole, spec.load_fps)), tolerance
         return whole, tolerance
 
     def _offered_fps(self, d, final_tx):

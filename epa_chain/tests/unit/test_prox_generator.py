@@ -560,7 +560,8 @@ class TestGuards(GeneratorTestCase):
         # the CPU and caught up on its rate limiter's backlog.
         generator, _server = self.generator(self.phase(),
                                             rate_tolerance=0.1)
-        sent = types.SimpleNamespace(started=10.0, stopped_at=15.0)
+        sent = types.SimpleNamespace(commanded=10.0, started=10.0,
+                                     stopped_at=15.0)
         notes = []
         window = (1141.0, '4 counter refreshes over 0.76 s')
         offered, tolerance = generator._whole_trial_rate(
@@ -575,6 +576,28 @@ class TestGuards(GeneratorTestCase):
             spec(1000.0), sent, 6000, 'reverse', window, [])
         self.assertEqual(prox_generator.RATE_OVERSHOOT, error.cause)
         self.assertIn('1200 over the whole 5.00 s', error.detail)
+
+    def test_a_late_reply_to_the_speed_command_is_not_an_overshoot(self):
+        # Seen in CI under QEMU/TCG, 4 guests on 2 cores: 552 frames sent
+        # for 365 fps asked, 1.29 s between the replies to the speed
+        # commands, 1.51 s since the first was sent.
+        generator, _server = self.generator(self.phase())
+        sent = types.SimpleNamespace(commanded=10.0, started=10.22,
+                                     stopped_at=11.51)
+        window = (445.0, '5 counter refreshes over 0.91 s')
+        notes = []
+        offered, _tolerance = generator._whole_trial_rate(
+            spec(365.0), sent, 552, 'forward', window, notes)
+        # the asked rate lies below what the longest window shows
+        self.assertAlmostEqual(552 / 1.51, offered)
+        self.assertIn('forward: 428 fps between the replies, 366 over the '
+                      '1.51 s since the gen task was asked to send', notes[1])
+        # Frames no window since the command can hold stay an error.
+        error = self.assertRaises(
+            trial.GeneratorError, generator._whole_trial_rate,
+            spec(365.0), sent, 700, 'forward', window, [])
+        self.assertEqual(prox_generator.RATE_OVERSHOOT, error.cause)
+        self.assertIn('at least 464 over the 1.51 s', error.detail)
 
     def test_counting_granularity_widens_the_tolerance_at_low_rates(self):
         # Seen under QEMU/TCG: 506 frames/s counted for 500 asked over
