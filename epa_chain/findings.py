@@ -20,8 +20,8 @@ one pass rule, one JSON shape (SCHEMA) and one console table serve all
 four. The JSON keeps every key the source wrote before (its word under
 its own key, 'verdict' or 'severity', and its details), so readers of
 the source's own schema keep working; the common keys are added. The
-KPI record inside a results document is the exception: results-1.json
-closes its shape (and its 'source' is the KPI file), so it keeps it.
+KPI record inside a results document took the shape with results/2
+(the KPI file moved to 'kpi_file'); results/1 documents still read.
 """
 
 import dataclasses

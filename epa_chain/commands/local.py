@@ -73,7 +73,7 @@ def add_arguments(parser):
                      help='leave the bed up afterwards (take it down with '
                           '`epa-chain local down`)')
     run.add_argument('--json', metavar='OUT',
-                     help='write the results (schema epa-chain/results/1 '
+                     help='write the results (schema epa-chain/results/2 '
                           'with a testbed section; with --vnf-counts, '
                           'epa-chain/local-chain-lengths/1) to OUT')
     run.add_argument('--plots', metavar='DIR',

@@ -15,7 +15,7 @@
 Runs one search per frame size and flow count against a generator - the
 model of a system under test, or PROX at HOST:PORT - then a latency test
 at a fraction of the throughput found, and writes the results as JSON
-(schema epa-chain/results/1). Progress goes to stderr, one line per trial.
+(schema epa-chain/results/2). Progress goes to stderr, one line per trial.
 Every option, generator option and output path is checked before the
 first trial. Exit status: 0 measured, 1 a case ended in a generator
 error (the JSON says which) or PROX could not be reached (nothing is

@@ -17,7 +17,7 @@ On a noisy system under test one search can contradict itself: a load
 a looser goal (PDR) ends below a stricter one (NDR), or the latency
 trial, below the reference throughput, loses frames. Each is an Issue
 naming its goals, trials and loads; the case's `consistency` record
-(results-1.json) holds them, and the tables, the console line and the
+(results-2.json) holds them, and the tables, the console line and the
 KPI verdicts mark the goals they touch. A pure function of the case:
 documents written before the record existed are checked on the fly
 (of_case).
@@ -140,7 +140,7 @@ def check(case):
 
 
 def as_record(issues):
-    """The case's `consistency` (schema results-1.json)."""
+    """The case's `consistency` (schema results-2.json)."""
     return {'consistent': not issues,
             'inconsistent_goals': sorted({g for i in issues
                                           for g in i.goals}),

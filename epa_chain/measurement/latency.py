@@ -237,7 +237,7 @@ class LatencyAccumulator:
                 if value > self.beyond_ns}
 
     def summary(self):
-        """A JSON-ready dict; see schemas/results-1.json `latency`."""
+        """A JSON-ready dict; see schemas/results-2.json `latency`."""
         if self.min_ns is None:
             return None
         avg = self._sum_ns / self.count if self.count else None

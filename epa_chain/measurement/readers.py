@@ -12,7 +12,7 @@
 
 """Readers of a results document, shared by the tables and the plots.
 
-A results document (schema epa-chain/results/1, measurement/results.py)
+A results document (schema epa-chain/results/2, measurement/results.py)
 is plain JSON; these give back its frame sizes, goals and figures.
 """
 

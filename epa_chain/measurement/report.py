@@ -507,8 +507,8 @@ def render_tables(document):
         tables.append(audit)
     if document.get('kpi'):
         # The verdicts the run was judged by ([epa_chain] kpi_file).
-        tables.append(verdicts.table(verdicts.from_record(document['kpi']),
-                                     document['kpi']['source']))
+        tables.append(verdicts.table(*verdicts.from_record(
+            document['kpi'])))
     for number, (title, headers, rows, footer) in enumerate(tables, 1):
         blocks.append(_table(headers, rows, 'Table %d: %s' % (number, title),
                              footer))

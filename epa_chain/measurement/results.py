@@ -12,10 +12,11 @@
 
 """The results document: versioned JSON, self-describing, validated.
 
-The schema (schemas/results-1.json) is the contract with everything that
+The schema (schemas/results-2.json) is the contract with everything that
 reads results later - `epa-chain report`, dashboards, the next version of
 this code. A reader checks `schema` first and refuses versions it does
-not know rather than guessing.
+not know rather than guessing. Version 1 documents (the KPI record in
+its own shape, before the one findings shape) are still read.
 
 A results file is input like any other: it may be a FIFO, a device, a
 directory, binary, compressed, truncated, huge, nested past any results
@@ -38,7 +39,10 @@ from epa_chain.measurement import latency
 from epa_chain import outputs
 from epa_chain import safe_yaml
 
-SCHEMA_ID = 'epa-chain/results/1'
+SCHEMA_ID = 'epa-chain/results/2'
+#: Earlier versions still read, and their schema files: a KPI baseline
+#: or a report may be older than this epa-chain.
+EARLIER = {'epa-chain/results/1': 'results-1.json'}
 #: `epa-chain local run --vnf-counts`: one results document per chain
 #: length and their lossless rates as ratios to the first
 CHAIN_LENGTHS_SCHEMA_ID = 'epa-chain/local-chain-lengths/1'
@@ -46,7 +50,7 @@ SCHEMA_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)),
                           'schemas')
 # Every schema id written, its file in schemas/ and what writes it.
 SCHEMAS = {
-    SCHEMA_ID: ('results-1.json', '`epa-chain measure`'),
+    SCHEMA_ID: ('results-2.json', '`epa-chain measure`'),
     CHAIN_LENGTHS_SCHEMA_ID: ('local-chain-lengths-1.json',
                               '`epa-chain local run --vnf-counts`'),
 }
@@ -139,7 +143,8 @@ def new_document(method, parameters, generator_description):
 
 
 def load_schema(schema_id=SCHEMA_ID):
-    path = os.path.join(SCHEMA_DIR, SCHEMAS[schema_id][0])
+    name = EARLIER.get(schema_id) or SCHEMAS[schema_id][0]
+    path = os.path.join(SCHEMA_DIR, name)
     with open(path, encoding='utf-8') as stream:
         return json.load(stream)
 
@@ -226,10 +231,15 @@ def validate(document, source='results document', schema_id=SCHEMA_ID):
                            '%s' % (source, type(document).__name__))
     writer = SCHEMAS[schema_id][1]
     found = document.get('schema')
-    if found != schema_id:
+    if schema_id == SCHEMA_ID and found in EARLIER:
+        schema_id = found
+    elif found != schema_id:
+        readable = [schema_id] + (sorted(EARLIER) if schema_id == SCHEMA_ID
+                                  else [])
         raise ResultsError(
-            '%s: field "schema" is %r, this epa-chain reads %r; write it '
-            'with this version of %s' % (source, found, schema_id, writer))
+            '%s: field "schema" is %r, this epa-chain reads %s; write it '
+            'with this version of %s' % (source, found, ' or '.join(
+                repr(r) for r in readable), writer))
     validator = _finite_validator(load_schema(schema_id))
     errors = list(validator.iter_errors(document))
     if errors:

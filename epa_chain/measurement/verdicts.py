@@ -30,7 +30,7 @@ MET, MISSED, UNKNOWN = 'met', 'MISSED', 'unknown'
 # The KPI words on the one scale (epa_chain/findings.py): only met
 # passes, and no verdict is no pass.
 SOURCE = findings.Source(
-    'kpi', 'epa-chain/results/1#kpi', ((MISSED, findings.FAILS),
+    'kpi', 'epa-chain/results/2#kpi', ((MISSED, findings.FAILS),
                                        (UNKNOWN, findings.UNANSWERED),
                                        (MET, findings.PASSES)),
     'verdict', (('kpi', 'KPI'), ('case', 'CASE'), ('measured', 'MEASURED'),
@@ -52,10 +52,6 @@ class Verdict:
             SOURCE, self.case, self.verdict, self.note, '',
             (('kpi', self.kpi), ('case', self.case),
              ('measured', self.measured), ('limit', self.limit)))
-
-    def as_dict(self):
-        # results-1.json's kpi record: its own keys, no others.
-        return dataclasses.asdict(self)
 
 
 def judge(document, kpis, baseline=None):
@@ -263,15 +259,24 @@ def _twin(document, case):
     return None
 
 
-def record(verdicts, source):
-    """The results document's `kpi` (schema results-1.json)."""
-    return {'source': source, 'passed': passed(verdicts),
-            'verdicts': [v.as_dict() for v in verdicts]}
+def record(verdicts, kpi_file):
+    """The results document's `kpi`: the one findings shape.
+
+    schemas/results-2.json; `kpi_file` is the KPI file judged by.
+    """
+    return findings.document(SOURCE, [v.finding() for v in verdicts],
+                             kpi_file=kpi_file)
 
 
 def from_record(recorded):
-    """The Verdicts a document's `kpi` holds."""
-    return [Verdict(**v) for v in recorded['verdicts']]
+    """(Verdicts, KPI file) of a document's `kpi` (results 2 or 1)."""
+    if 'findings' not in recorded:
+        # results/1: {source: the KPI file, passed, verdicts: [...]}
+        return ([Verdict(**v) for v in recorded['verdicts']],
+                recorded['source'])
+    return ([Verdict(f['kpi'], f['case'], f['measured'], f['limit'],
+                     f['verdict'], f['message'])
+             for f in recorded['findings']], recorded['kpi_file'])
 
 
 def table(verdicts, source, baseline_path=None):

@@ -1013,7 +1013,7 @@ class SingleHostCloudTest(unittest.TestCase):
         # chain meets fails the report of the same results.
         self.assertTrue(document['kpi']['passed'], document['kpi'])
         self.assertEqual({'met'}, {v['verdict'] for v in
-                                   document['kpi']['verdicts']})
+                                   document['kpi']['findings']})
         strict = os.path.join(os.path.dirname(workspace),
                               'epa-chain-kpi-missed.yaml')
         with open(strict, 'w') as stream:

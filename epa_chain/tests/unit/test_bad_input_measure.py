@@ -171,7 +171,7 @@ MEASURE = [
                                        '`epa-chain prove`'),
     case('--loss-by-hop', '{d}/good.json',
          expected="--loss-by-hop {d}/good.json: schema is "
-                  "'epa-chain/results/1', not epa-chain/proof/1"),
+                  "'epa-chain/results/2', not epa-chain/proof/1"),
     case('--loss-by-hop', '{d}/empty.json',
          expected='--loss-by-hop: --loss-by-hop {d}/empty.json: not JSON'),
     case('--loss-by-hop', '{d}/proof-no-ovs.json', '--direction', 'bi',

@@ -938,7 +938,7 @@ class BenchmarkFlowTest(testtools.TestCase):
 
     def record_campaigns(self):
         """Replace the campaigns (the engine's business) by a recorder."""
-        recorded = {'schema': 'epa-chain/results/1', 'cases': []}
+        recorded = {'schema': 'epa-chain/results/2', 'cases': []}
 
         def fake_run(generator, plan, progress=None):
             self.assertIs(self.generator, generator)
@@ -1049,7 +1049,7 @@ class BenchmarkFlowTest(testtools.TestCase):
         """One results file of the whole flow on the model, and its plots."""
         with open(path) as f:
             document = json.load(f)
-        self.assertEqual('epa-chain/results/1', document['schema'])
+        self.assertEqual('epa-chain/results/2', document['schema'])
         measurement_results.validate(document, path)
         self.assertEqual(0.01, document['cloud']['hop_check'][
             'load_fraction'])
@@ -1180,13 +1180,13 @@ class BenchmarkFlowTest(testtools.TestCase):
         self.assertIsNone(error)
         self.assertTrue(document['kpi']['passed'])
         self.assertEqual(['met'], [v['verdict'] for v in
-                                   document['kpi']['verdicts']])
+                                   document['kpi']['findings']])
 
     def test_a_kpi_missed_fails_the_scenario_with_the_table(self):
         document, error = self._judged(3.0e6)
         self.assertFalse(document['kpi']['passed'])
         self.assertEqual(['MISSED'], [v['verdict'] for v in
-                                      document['kpi']['verdicts']])
+                                      document['kpi']['findings']])
         self.assertIn('[epa_chain] kpi_file: a KPI not met', error)
         self.assertIn('| NDR min_fps', error)
         self.assertIn('0 of 1 KPI checks met; FAIL', error)
@@ -1352,7 +1352,7 @@ class BenchmarkFlowTest(testtools.TestCase):
         def slow_run(generator, plan, progress=None):
             self.clock.sleep(450)
             self.plans.append(plan)
-            return {'schema': 'epa-chain/results/1', 'cases': []}
+            return {'schema': 'epa-chain/results/2', 'cases': []}
 
         self.benchmark.campaign.run.side_effect = slow_run
         self.options = self.reconf(stack_delete_timeout=300,

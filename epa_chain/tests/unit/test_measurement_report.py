@@ -25,6 +25,7 @@ from epa_chain.measurement import campaign
 from epa_chain.measurement import latency
 from epa_chain.measurement import plots
 from epa_chain.measurement import report
+from epa_chain.measurement import results
 from epa_chain.measurement import trial
 from epa_chain.measurement import verdicts
 
@@ -232,6 +233,35 @@ class TestFindingTables(testtools.TestCase):
         self.assertEqual(['loss', '64B', 'n/a', '<= 0.01', 'UNKNOWN',
                           'no latency trial'], rows[0])
         self.assertIn('0 of 1 KPI checks met; FAIL', text)
+
+    def test_a_kpi_record_is_the_one_findings_shape_and_v1_still_reads(
+            self):
+        judged = [verdicts.Verdict('NDR min_fps', '64B', '1,000', '>= 2,000',
+                                   verdicts.MISSED, 'below the floor')]
+        document = measure(directions=('forward',))
+        document['kpi'] = verdicts.record(judged, 'kpi.yaml')
+        results.validate(document)
+        self.assertEqual(('epa-chain/results/2#kpi', 'epa-chain/findings/1',
+                          'kpi.yaml', {'fails': 1, 'warns': 0,
+                                       'unanswered': 0, 'passes': 0}),
+                         tuple(document['kpi'][key] for key in (
+                             'schema', 'findings_schema', 'kpi_file',
+                             'counts')))
+        self.assertEqual((judged, 'kpi.yaml'),
+                         verdicts.from_record(document['kpi']))
+        # A document written before the one shape: its own schema, read.
+        old = dict(document, schema='epa-chain/results/1', kpi={
+            'source': 'old-kpi.yaml', 'passed': False, 'verdicts': [
+                dict(kpi='NDR min_fps', case='64B', measured='1,000',
+                     limit='>= 2,000', verdict='MISSED',
+                     note='below the floor')]})
+        results.validate(old)
+        self.assertEqual((judged, 'old-kpi.yaml'),
+                         verdicts.from_record(old['kpi']))
+        text = report.render_tables(old)
+        headers, rows = table_rows(text, 'KPI verdicts (old-kpi.yaml')
+        self.assertEqual(['NDR min_fps', '64B', '1,000', '>= 2,000',
+                          'MISSED', 'below the floor'], rows[0])
 
 
 class TestPlots(testtools.TestCase):

@@ -95,7 +95,8 @@ class TestSchema(testtools.TestCase):
         broken['schema'] = 'epa-chain/results/0'
         error = self.assertRaises(results.ResultsError, results.validate,
                                   broken, 'old.json')
-        self.assertIn('epa-chain/results/1', str(error))
+        self.assertIn("reads 'epa-chain/results/2' or 'epa-chain/results/1'",
+                      str(error))
 
     def test_names_and_counts_a_report_prints_are_bounded(self):
         # A results file is input too: a goal name with a newline or an
@@ -212,7 +213,7 @@ class TestUntrustedFiles(testtools.TestCase):
 
     def test_deep_nesting_is_refused_not_a_crash(self):
         for depth in (results.MAX_DEPTH + 5, 100000):
-            text = '{"schema": "epa-chain/results/1", "tags": %s%s}' % (
+            text = '{"schema": "epa-chain/results/2", "tags": %s%s}' % (
                 '[' * depth, ']' * depth)
             self.assertRefused(self.file('deep.json', text), 'nested')
 
@@ -409,7 +410,7 @@ class TestChainLengthsSchema(testtools.TestCase):
                 (negative, 'field rows[1].ratio'),
                 (lonely, 'field runs'),
                 (broken_run, 'c: runs[1]: field cases[0]'),
-                (dict(good, schema='epa-chain/results/1'),
+                (dict(good, schema='epa-chain/results/2'),
                  'epa-chain local run --vnf-counts')):
             error = self.assertRaises(results.ResultsError, results.validate,
                                       document, 'c',
