@@ -421,6 +421,12 @@ class _Builder:
         self.model.nodes[name] = node
 
     def _extra_specs(self, template):
+        """Nova extra specs of a chain node's compute_requirements.
+
+        nova_extra_specs' YAML text, and the other entries, each a value
+        or a get_input (the service templates take chain.yaml's EPA
+        parameters as inputs).
+        """
         capability = template.get_capability('virtual_compute')
         requirements = {}
         if capability is not None:
@@ -432,13 +438,25 @@ class _Builder:
                              requirements,),
                          'write it as a map with nova_extra_specs')
             return {}
-        text = requirements.get('nova_extra_specs')
+        specs = self._extra_specs_text(template,
+                                       requirements.get('nova_extra_specs'))
+        field = EXTRA_SPECS_FIELD.rsplit('.', 1)[0]
+        for key, value in requirements.items():
+            if key != 'nova_extra_specs':
+                value = self.hot(value, template.name, '%s.%s' % (field, key))
+                specs[str(key)] = value if isinstance(value, dict) else (
+                    _spec_text(value))
+        return specs
+
+    def _extra_specs_text(self, template, text):
         if text is None:
             return {}
         if not isinstance(text, (str, dict)):
             self.problem(template.name, EXTRA_SPECS_FIELD, 'the extra specs '
                          'must be written in the template, not taken from '
-                         'an input', 'write one "hw:key: value" per line')
+                         'an input', 'write one "hw:key: value" per line, '
+                         'or take a spec from an input as a '
+                         'compute_requirements entry of its own')
             return {}
         try:
             specs = safe_yaml.parse(text, template.name) if isinstance(

@@ -36,6 +36,8 @@ MANAGEMENT_GROUP = 'management_security_group'
 # flavor property (per role) or extra spec they set.
 SIZE_PARAMETERS = {'vcpus': '%s_vcpus', 'ram': '%s_ram'}
 SPEC_PARAMETERS = {'hw:cpu_policy': 'cpu_policy',
+                   'hw:cpu_thread_policy': 'cpu_thread_policy',
+                   'hw:emulator_threads_policy': 'emulator_threads_policy',
                    'hw:mem_page_size': 'mem_page_size',
                    'hw:numa_nodes': 'numa_nodes'}
 SIZING = frozenset([pattern % role for pattern in SIZE_PARAMETERS.values()
@@ -235,13 +237,15 @@ def repair_existing_networks(hot, chain):
 # ---- compute ----------------------------------------------------------------
 
 def repair_flavors(hot, chain):
-    """Flavor extra specs arrive as text, and flavors are public.
+    """Flavor extra specs arrive as text or not at all; flavors are public.
 
-    SOL001 types compute_requirements as a map of strings, so
-    nova_extra_specs is written as a YAML text; heat-translator copies
-    that text as extra_specs, which Heat refuses (it wants a map), and its
-    output writer turns it into broken YAML. The text is parsed into the
-    map (values as strings, as Nova stores them). The flavor is made
+    SOL001 types compute_requirements as a map of strings. heat-translator
+    reads only its nova_extra_specs entry, a YAML text it copies as
+    extra_specs, which Heat refuses (it wants a map), and its output
+    writer turns it into broken YAML; the other entries (an extra spec
+    each, a value or a get_input: the service templates' EPA inputs) it
+    drops. The specs are put back as the map (values as strings, as Nova
+    stores them; an input as its parameter). The flavor is made
     private like templates/lib/epa_flavor.yaml's: it exists for the
     stack's servers only.
     """
@@ -260,13 +264,14 @@ def repair_host_sizing(hot, chain):
     """Flavor sizes and EPA keys are literals: no host environment applies.
 
     templates/chain.yaml takes a flavor's vCPUs and RAM (per role) and its
-    hw:cpu_policy, hw:mem_page_size and hw:numa_nodes as parameters, so
-    that one environment file fits every chain to a host
+    EPA extra specs (SPEC_PARAMETERS) as parameters, so that one
+    environment file fits every chain to a host
     (environments/small-host.yaml). The translated flavors take the same
     parameters, defined as chain.yaml defines them and defaulting to what
-    the TOSCA template writes; as in lib/epa_flavor.yaml, the thread and
-    emulator policies apply to pinned CPUs only. A value the flavors write
-    differently stays written in each of them.
+    the TOSCA template writes or, for a spec taken from the input of the
+    parameter's name, to the input's value; as in lib/epa_flavor.yaml,
+    the thread and emulator policies apply to pinned CPUs only. A value
+    the flavors write differently stays written in each of them.
     """
     places, flavors = _sized_places(hot, chain)
     parameters = hot.setdefault('parameters', {})
@@ -310,14 +315,21 @@ def _sized_places(hot, chain):
 def _parameterise(parameters, parameter, where):
     """`parameter` defined, defaulting to the one value every place holds.
 
-    Each place then takes it (get_param). Nothing when the places hold
-    different values or the template defines the parameter already.
+    Each place then takes it (get_param). Places that take the input of
+    that name (the service templates' EPA inputs) keep its default (the
+    inputs file's value or chain.yaml's: loader.py) with chain.yaml's
+    definition. Nothing when the places hold different values or the
+    template defines the parameter otherwise.
     """
     written = {str(holder[key]) for holder, key in where}
-    if len(written) != 1 or parameter in parameters:
+    taken = str({'get_param': parameter})
+    if written == {taken} and 'default' in parameters.get(parameter, {}):
+        value = parameters[parameter]['default']
+    elif len(written) != 1 or taken in written or parameter in parameters:
         return []
+    else:
+        value = where[0][0][where[0][1]]
     definition = shipped.parameter_definition(parameter)
-    value = where[0][0][where[0][1]]
     definition['default'] = (int(value) if definition.get('type') ==
                              'number' else str(value))
     parameters[parameter] = definition

@@ -17,15 +17,39 @@ chain.yaml (hot.shipped.parameter_default): the [epa_chain] options that
 set a chain.yaml parameter take its default, so that Tempest deploys what
 `openstack stack create` does. Nested templates get every value passed
 and state no default of their own; bounds the guest checks
-(chain/node_config.py) are the templates' constraints too. What cannot
-read chain.yaml (the TOSCA service templates, devstack/settings) is
-compared with what chain.yaml's defaults resolve to, and a default
-changed in a copy of chain.yaml shows every place that states it.
+(chain/node_config.py) are the templates' constraints too.
+
+The flavors' EPA extra specs (hw:cpu_policy and the rest) are stated in
+chain.yaml's parameters only, and the other places read them:
+
+- The TOSCA service templates take each spec from an optional input of
+  the chain.yaml parameter's name, with no default of its own
+  (compute_requirements' hw:cpu_policy: {get_input: cpu_policy}).
+  epa-chain's TOSCA path (tosca/loader.py) fills an input left out with
+  chain.yaml's default, and the translation's parameter keeps chain.yaml's
+  definition with that default (tosca/repairs.py, host_sizing). A TOSCA
+  input with a default of its own would be a second statement; an input
+  without one is what a TOSCA reader sees as "the deployer's choice".
+- devstack's EPA_CHAIN_FLAVOR_PROPERTIES is empty by default: the flavors
+  devstack creates for Tempest get devstack/flavor_properties.py's
+  output, chain.yaml's vnf_flavor and lib/epa_flavor.yaml's extra_specs
+  evaluated with chain.yaml's defaults, when they are created. A value set
+  in local.conf (or the single-host cloud's small-host specs) overrides.
+
+So changing such a default is one line of chain.yaml: test
+`test_a_changed_epa_default_is_what_every_path_deploys` changes it in a
+copy of templates/ and shows Heat's flavors, each TOSCA translation and
+devstack's flavors follow. What still cannot read chain.yaml (the TOSCA
+templates' other input defaults and flavor sizes: a VNF descriptor writes
+its sizes) is compared with what chain.yaml's defaults resolve to, and a
+default changed in a copy shows every place that states it.
 """
 
 import os
 import re
 import shutil
+import subprocess
+import sys
 
 import fixtures
 import testtools
@@ -46,10 +70,9 @@ SERVICE_TEMPLATES = ('pvp.yaml', 'pvvp.yaml', 'vecpe.yaml')
 # A TOSCA chain's segments and tester MACs are its shape's (its presets'),
 # not chain.yaml's defaults.
 SHAPE_INPUT = re.compile(r'^(net[0-9]+_|external_)')
-DEVSTACK_PROPERTIES = re.compile(
-    r'^EPA_CHAIN_FLAVOR_PROPERTIES=\$\{EPA_CHAIN_FLAVOR_PROPERTIES:-(.*)\}$',
-    re.M)
 SPEC_IN_TEXT = re.compile(r'(hw:[a-z_]+)=([A-Za-z0-9]+)')
+STANDINS = os.path.join(repo.ROOT, 'epa_chain', 'tests', 'fixtures',
+                        'devstack', 'devstack_standins.sh')
 
 
 def _load(path):
@@ -67,6 +90,51 @@ def default_flavors(directory=repo.TEMPLATES):
                                       ())
     return {role: realisation.get((role + '_flavor', 'flavor')).properties
             for role in ('vnf', 'generator')}
+
+
+def translated_flavors(test, directory):
+    """{service template: [flavor properties]} of each translation.
+
+    Translated with `directory` as the shipped templates (what loader.py
+    and repairs.py read chain.yaml's defaults from), each with its
+    bidirectional preset: the presets give the shape, not the EPA specs.
+    """
+    from epa_chain.tosca import translate
+
+    test.useFixture(fixtures.MonkeyPatch(
+        'epa_chain.hot.shipped.template_dir', lambda: directory))
+    work = test.useFixture(fixtures.TempDir()).path
+    flavors = {}
+    for name in SERVICE_TEMPLATES:
+        preset = name[:-len('.yaml')] + '-bidir'
+        result = translate.translate(tosca_cases.service_template(preset),
+                                     tosca_cases.inputs_file(preset))
+        path = os.path.join(work, name)
+        with open(path, 'w') as stream:
+            stream.write(result.to_yaml())
+        flavors[name] = [flavor.properties for flavor in tosca_cases.realise(
+            path, ()).of_type('OS::Nova::Flavor')]
+    return flavors
+
+
+def devstack_properties(directory=repo.TEMPLATES, **knobs):
+    """{spec: value} of the flavors devstack creates for Tempest.
+
+    lib/epa_chain's epa_chain_flavor_properties after devstack/settings,
+    with `directory` as the templates Tempest deploys.
+    """
+    env = {'PATH': os.environ.get('PATH', '/usr/bin:/bin'),
+           'PYTHON': sys.executable,
+           'EPA_CHAIN_TEMPEST_TEMPLATE_DIR': directory}
+    env.update(knobs)
+    script = ('set -e; source %s; source %s/devstack/settings; '
+              'source %s/devstack/lib/epa_chain; epa_chain_flavor_properties'
+              % (STANDINS, repo.ROOT, repo.ROOT))
+    result = subprocess.run(['bash', '-c', script], env=env,
+                            capture_output=True, text=True, timeout=30)
+    if result.returncode:
+        raise AssertionError(result.stderr)
+    return dict(item.split('=', 1) for item in result.stdout.split())
 
 
 def stale_in_tosca(defaults, flavors):
@@ -90,19 +158,26 @@ def stale_in_tosca(defaults, flavors):
 
 def _stale_compute(where, template, flavors):
     compute = template['capabilities']['virtual_compute']['properties']
-    specs = yaml.safe_load(
-        compute['compute_requirements']['nova_extra_specs'])
     written = {
         'vcpus': compute['virtual_cpu']['num_virtual_cpu'],
         'ram': _quantity(compute['virtual_memory']['virtual_mem_size'],
                          'MiB'),
         'disk': _quantity(
-            compute['virtual_local_storage'][0]['size_of_storage'], 'GiB'),
-        'extra_specs': {key: str(value) for key, value in specs.items()}}
+            compute['virtual_local_storage'][0]['size_of_storage'], 'GiB')}
     flavor = flavors[template['properties']['role']]
-    return ['%s %s: %r, chain.yaml\'s defaults give %r' % (
+    stale = ['%s %s: %r, chain.yaml\'s defaults give %r' % (
         where, key, value, flavor[key])
         for key, value in written.items() if value != flavor[key]]
+    # The EPA specs: each taken from chain.yaml's parameter's input.
+    specs = compute['compute_requirements']
+    stale += ['%s extra spec %s: %r, not an input' % (where, key, value)
+              for key, value in specs.items()
+              if not (isinstance(value, dict) and list(value) == [
+                  'get_input'])]
+    missing = set(flavor['extra_specs']) - set(specs)
+    if missing:
+        stale.append('%s: no %s' % (where, ', '.join(sorted(missing))))
+    return stale
 
 
 def _quantity(text, unit):
@@ -117,14 +192,7 @@ def stale_in_devstack(flavors):
     they carry the extra specs the stack's own flavors would.
     """
     specs = flavors['vnf']['extra_specs']
-    with open(os.path.join(repo.ROOT, 'devstack', 'settings')) as stream:
-        (written,) = DEVSTACK_PROPERTIES.findall(stream.read())
     stale = []
-    if dict(item.split('=', 1) for item in written.split()) != specs:
-        stale.append('devstack/settings EPA_CHAIN_FLAVOR_PROPERTIES: %s; '
-                     'chain.yaml\'s defaults give %s' % (
-                         written, ' '.join('%s=%s' % item
-                                           for item in specs.items())))
     page = os.path.join('doc', 'source', 'devstack.rst')
     with open(os.path.join(repo.ROOT, page)) as stream:
         for key, value in SPEC_IN_TEXT.findall(stream.read()):
@@ -250,7 +318,7 @@ def _another_value(definition):
 
 
 class StatedElsewhereTest(testtools.TestCase):
-    """TOSCA and devstack cannot read chain.yaml: they are compared."""
+    """What cannot read chain.yaml is compared with it."""
 
     def test_tosca_and_devstack_state_chain_yamls_defaults(self):
         defaults = shipped.parameter_defaults(_parameters('chain.yaml'))
@@ -259,21 +327,57 @@ class StatedElsewhereTest(testtools.TestCase):
                          stale_in_devstack(flavors))
 
     def test_a_changed_default_names_every_place_that_states_it(self):
-        directory = changed_templates(self, {'cpu_policy': 'shared',
-                                             'generator_control_port': 8475})
+        directory = changed_templates(self, {'generator_control_port': 8475,
+                                             'vnf_vcpus': 3})
         defaults = shipped.parameter_defaults(
             _parameters('chain.yaml', directory), directory)
-        flavors = default_flavors(directory)
-        self.assertEqual({'shared'}, {flavor['extra_specs']['hw:cpu_policy']
-                                      for flavor in flavors.values()})
-        stale = stale_in_tosca(defaults, flavors) + stale_in_devstack(
-            flavors)
-        stale = '\n'.join(stale)
-        for name in SERVICE_TEMPLATES:
-            self.assertIn('tosca/%s vnf1 extra_specs' % name, stale)
+        stale = '\n'.join(stale_in_tosca(defaults,
+                                         default_flavors(directory)))
         # vecpe.yaml has an external tester: no control port input.
         for name in ('pvp.yaml', 'pvvp.yaml'):
             self.assertIn('tosca/%s input generator_control_port' % name,
                           stale)
-        self.assertIn('devstack/settings EPA_CHAIN_FLAVOR_PROPERTIES',
-                      stale)
+        for name in SERVICE_TEMPLATES:
+            self.assertIn('tosca/%s vnf1 vcpus' % name, stale)
+        self.assertNotIn('extra spec', stale)
+
+
+class FollowsChainYamlTest(testtools.TestCase):
+    """The EPA specs' defaults: one line of chain.yaml, read everywhere."""
+
+    def setUp(self):
+        super().setUp()
+        if not shutil.which('bash'):
+            self.skipTest('bash is not installed')
+
+    def test_devstacks_flavors_get_what_the_stacks_do(self):
+        self.assertEqual(default_flavors()['vnf']['extra_specs'],
+                         devstack_properties())
+        with open(os.path.join(repo.ROOT, 'devstack', 'settings')) as stream:
+            self.assertIn('\nEPA_CHAIN_FLAVOR_PROPERTIES='
+                          '${EPA_CHAIN_FLAVOR_PROPERTIES:-}\n', stream.read())
+
+    def test_a_set_devstack_value_overrides(self):
+        self.assertEqual({'hw:cpu_policy': 'shared'}, devstack_properties(
+            EPA_CHAIN_FLAVOR_PROPERTIES='hw:cpu_policy=shared'))
+
+    def test_a_changed_epa_default_is_what_every_path_deploys(self):
+        tosca_cases.require_translator()
+        chain = _parameters('chain.yaml')
+        policy = _another_value(chain['cpu_policy'])
+        directory = changed_templates(self, {'cpu_policy': policy})
+        flavors = default_flavors(directory)
+        specs = flavors['vnf']['extra_specs']
+        self.assertEqual(policy, specs['hw:cpu_policy'])
+        self.assertEqual(specs, flavors['generator']['extra_specs'])
+        # Unpinned: lib/epa_flavor.yaml leaves the thread policies out.
+        self.assertNotEqual(default_flavors()['vnf']['extra_specs'], specs)
+        for name, translated in translated_flavors(self,
+                                                   directory).items():
+            self.assertTrue(translated, name)
+            for flavor in translated:
+                self.assertEqual(specs, flavor['extra_specs'], name)
+        self.assertEqual(specs, devstack_properties(directory))
+        defaults = shipped.parameter_defaults(
+            _parameters('chain.yaml', directory), directory)
+        self.assertEqual([], stale_in_tosca(defaults, flavors))

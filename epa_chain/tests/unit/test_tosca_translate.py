@@ -109,10 +109,11 @@ class TestHeatTranslatorLosses(testtools.TestCase):
         self.assertEqual('OS::Neutron::Net', net0['type'])
         self.assertNotIn('physical_network', net0.get('properties', {}))
 
-    def test_extra_specs_are_text(self):
-        specs = self.resources['vnf1_flavor']['properties']['extra_specs']
-        self.assertIsInstance(specs, str)
-        self.assertIn('hw:cpu_policy: dedicated', specs)
+    def test_extra_specs_taken_from_inputs_are_dropped(self):
+        # Only compute_requirements.nova_extra_specs (a YAML text) is
+        # read; the service templates' EPA inputs are entries of their own.
+        self.assertNotIn('extra_specs',
+                         self.resources['vnf1_flavor']['properties'])
 
     def test_ports_keep_port_security(self):
         port = self.resources['vnf1_left']['properties']
@@ -319,26 +320,28 @@ class TestTranslationTakesParameters(testtools.TestCase):
                                              flavor.properties['ram']))
 
     def test_sizing_defaults_are_what_the_service_template_writes(self):
+        # The sizes are written in the service template; the EPA specs are
+        # its inputs, left to chain.yaml's defaults.
         from epa_chain.tosca import repairs
 
         parameters = tosca_cases.translated('pvp-bidir')[0].template[
             'parameters']
+        epa = shipped.parameter_defaults(repairs.SPEC_PARAMETERS.values())
         self.assertEqual(
-            {'cpu_policy': 'dedicated', 'mem_page_size': 'large',
-             'numa_nodes': 1, 'vnf_vcpus': 2, 'vnf_ram': 2048,
-             'generator_vcpus': 4, 'generator_ram': 4096},
-            {name: parameters[name]['default'] for name in (
-                'cpu_policy', 'mem_page_size', 'numa_nodes', 'vnf_vcpus',
-                'vnf_ram', 'generator_vcpus', 'generator_ram')})
+            dict(epa, vnf_vcpus=2, vnf_ram=2048, generator_vcpus=4,
+                 generator_ram=4096),
+            {name: parameters[name]['default'] for name in list(epa) + [
+                'vnf_vcpus', 'vnf_ram', 'generator_vcpus', 'generator_ram']})
         # chain.yaml's constraints come along.
         self.assertEqual(shipped.parameter_definition('cpu_policy')[
             'constraints'], parameters['cpu_policy']['constraints'])
-        # Pinned by default: the thread and emulator policies apply.
+        # The thread and emulator policies apply when pinned by default.
+        specs = set(repairs.SPEC_PARAMETERS)
+        if epa['cpu_policy'] != 'dedicated':
+            specs -= set(repairs.PINNED_ONLY)
         for flavor in tosca_cases.realised_translation('pvp-bidir').of_type(
                 'OS::Nova::Flavor'):
-            self.assertEqual(set(repairs.PINNED_ONLY) | {
-                'hw:cpu_policy', 'hw:mem_page_size', 'hw:numa_nodes'},
-                set(flavor.properties['extra_specs']))
+            self.assertEqual(specs, set(flavor.properties['extra_specs']))
 
     def test_vecpe_without_fixed_macs(self):
         macs = {'vnf%d_%s_mac' % (n, side): ''
