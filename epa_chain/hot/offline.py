@@ -53,6 +53,7 @@ import time
 import types
 import warnings
 
+from epa_chain.hot import memo
 from epa_chain.hot import nested as nested_mod
 
 _lock = threading.Lock()
@@ -98,7 +99,8 @@ def heat():
     global _heat
     with _lock:
         if _heat is None:
-            _heat = _initialise()
+            with memo.resident():
+                _heat = _initialise()
         return _heat
 
 

@@ -21,6 +21,8 @@ from the `nova` package of the validation extra.
 import functools
 import warnings
 
+from epa_chain.hot import memo
+
 
 @functools.lru_cache(maxsize=None)
 def _nova():
@@ -30,14 +32,15 @@ def _nova():
     # global CONF, with different definitions. Nova only needs its own
     # defaults here: give it a private ConfigOpts while it imports.
     shared, cfg.CONF = cfg.CONF, cfg.ConfigOpts()
-    try:
-        from nova.api.validation.extra_specs import validators
-        from nova import objects
-        from nova.virt import hardware
-    finally:
-        cfg.CONF = shared
-    objects.register_all()
-    validators.load_validators()
+    with memo.resident():
+        try:
+            from nova.api.validation.extra_specs import validators
+            from nova import objects
+            from nova.virt import hardware
+        finally:
+            cfg.CONF = shared
+        objects.register_all()
+        validators.load_validators()
     return validators, objects, hardware
 
 

@@ -13,6 +13,7 @@
 """Work shared by every check: kept once, each caller its own copy."""
 
 import datetime
+import gc
 
 import testtools
 import yaml
@@ -66,3 +67,34 @@ class TestOnce(testtools.TestCase):
         self.assertRaises(ValueError, self.parse, 'bad')
         self.assertRaises(ValueError, self.parse, 'bad')
         self.assertEqual(['bad', 'bad'], self.calls)
+
+
+class TestResident(testtools.TestCase):
+
+    def setUp(self):
+        super().setUp()
+        self.addCleanup(gc.enable if gc.isenabled() else gc.disable)
+
+    def test_collector_paused_while_loading_then_what_loaded_frozen(self):
+        gc.enable()
+        before = gc.get_freeze_count()
+        with memo.resident():
+            self.assertFalse(gc.isenabled())
+            kept = [[] for _ in range(100)]
+        self.assertTrue(gc.isenabled())
+        self.assertGreaterEqual(gc.get_freeze_count(), before + len(kept))
+
+    def test_a_paused_collector_stays_paused(self):
+        gc.disable()
+        with memo.resident():
+            pass
+        self.assertFalse(gc.isenabled())
+
+    def test_a_failed_load_still_restarts_the_collector(self):
+        gc.enable()
+
+        def load():
+            with memo.resident():
+                raise ImportError('nothing')
+        self.assertRaises(ImportError, load)
+        self.assertTrue(gc.isenabled())
