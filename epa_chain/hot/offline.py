@@ -61,6 +61,8 @@ _heat = None
 # Copies one `repeat` may make: far more than a stack of Heat's 1,000
 # resources (max_resources_per_stack) needs.
 MAX_REPEAT = 10000
+# The entry points of Heat's custom constraints.
+CONSTRAINTS = 'heat.constraints'
 
 
 @dataclasses.dataclass(frozen=True)
@@ -126,8 +128,7 @@ def _initialise():
     from heat.engine import template
 
     _load_client_plugins_lazily()
-    resources.initialise()
-    _neutralise_lookup_constraints(resources.global_env(), constraints)
+    _initialise_resources(resources, constraints.BaseCustomConstraint)
     resource.Resource.is_service_available = classmethod(
         lambda cls, ctx: (True, None))
     client_plugin.ClientPlugin.client = _no_client
@@ -271,14 +272,62 @@ def _assume_microversion(plugin, version):
     return True
 
 
-def _neutralise_lookup_constraints(env, constraints):
-    base = constraints.BaseCustomConstraint
-    for name, cls in list(env.constraints.items()):
-        if not (isinstance(cls, type) and issubclass(cls, base)):
-            continue
-        if cls.validate is not base.validate:
-            continue  # a pure check (net_cidr, mac_addr, ...): keep it
-        env.register_constraint(name, _skipping_constraint(name, base))
+def _initialise_resources(resources, base):
+    """Heat's global environment, its constraint plugins loaded lazily.
+
+    heat.engine.resources.initialise imports every plugin of the
+    heat.constraints entry points, which are the client plugins of
+    twenty services with their client libraries (ironic's brings the
+    OpenStack SDK): a second of start-up for the five or so constraints
+    a template names. Here each is loaded when a value is first checked
+    against it, then neutralised as it would have been at start-up.
+    """
+    get_mapping = resources._get_mapping
+
+    def mapping(namespace):
+        return [] if namespace == CONSTRAINTS else get_mapping(namespace)
+
+    resources._get_mapping = mapping
+    try:
+        resources.initialise()
+    finally:
+        resources._get_mapping = get_mapping
+    env = resources.global_env()
+    # What the resource plugins registered themselves beats the entry
+    # points, as in Heat, which registers those after.
+    env.constraints = _LazyConstraints(CONSTRAINTS, base, env.constraints)
+
+
+class _LazyConstraints(dict):
+    """Environment.constraints: entry points loaded on the first get.
+
+    Heat reads it only through Environment.get_constraint (get) and
+    register_constraint (item assignment).
+    """
+
+    def __init__(self, group, base, registered):
+        super().__init__((name, _neutral(name, cls, base))
+                         for name, cls in registered.items())
+        self._base = base
+        self._points = {point.name: point for point in
+                        importlib.metadata.entry_points(group=group)}
+        self._lock = threading.Lock()
+
+    def get(self, name, default=None):
+        with self._lock:
+            if name not in self and name in self._points:
+                point = self._points[name]
+                self[name] = _neutral(name, point.load(), self._base)
+            return super().get(name, default)
+
+
+def _neutral(name, cls, base):
+    """A lookup constraint (glance.image, ...) replaced by a skipping one."""
+    if not (isinstance(cls, type) and issubclass(cls, base)):
+        return cls
+    if cls.validate is not base.validate:
+        return cls  # a pure check (net_cidr, mac_addr, ...): keep it
+    return _skipping_constraint(name, base)
 
 
 def _skipping_constraint(name, base):

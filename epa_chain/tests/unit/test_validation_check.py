@@ -257,3 +257,33 @@ class TestValidatePairsInWorkers(testtools.TestCase):
 
     def test_nothing_to_validate(self):
         self.assertEqual([], runner.validate_pairs([]))
+
+
+class TestConstraintsLoadedWhenUsed(testtools.TestCase):
+    """Heat's constraint plugins, loaded lazily, judge as loaded eagerly."""
+
+    def setUp(self):
+        super().setUp()
+        self.env = offline.heat().resources.global_env()
+
+    def test_a_lookup_is_skipped_and_recorded(self):
+        constraint = self.env.get_constraint('glance.image')
+        self.assertEqual('Skipped_glance_image', constraint.__name__)
+        with offline.SkippedLookups() as skipped:
+            self.assertTrue(constraint().validate('cirros', None))
+        self.assertEqual([offline.SkippedLookup('glance.image', 'cirros')],
+                         skipped.lookups)
+
+    def test_a_pure_check_is_heats_own(self):
+        constraint = self.env.get_constraint('net_cidr')()
+        self.assertTrue(constraint.validate('10.0.0.0/8', None))
+        self.assertFalse(constraint.validate('10.0.0.0/33', None))
+
+    def test_an_unknown_name_is_not_found(self):
+        self.assertIsNone(self.env.get_constraint('no.such.constraint'))
+
+    def test_every_entry_point_is_known_unloaded(self):
+        names = {point.name for point in offline.importlib.metadata
+                 .entry_points(group=offline.CONSTRAINTS)}
+        self.assertIn('nova.flavor', names)
+        self.assertEqual(names, names & set(self.env.constraints._points))
