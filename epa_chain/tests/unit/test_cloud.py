@@ -1308,6 +1308,7 @@ class BenchmarkFlowTest(testtools.TestCase):
 
     def test_preflight_stops_a_stack_the_cloud_cannot_host(self):
         # The options' flavors ask dedicated CPUs; the host reports none.
+        self.options = self.reconf(cpu_policy='dedicated')
         run = self.benchmark.ChainBenchmark(
             self.options, self.stacks, self.compute, self.cleanups.append,
             generator_factory=self.generator_factory, ready_interval=1,

@@ -16,8 +16,10 @@ The cloud is the single-host cloud's own answers, recorded from the
 `openstack` client (fixtures/preflight/single-host-cloud.json) and
 replayed through OpenStackCLI's subprocess seam, so the parsing of the
 client's JSON is the code under test too; variants change one answer
-(a host with PCPU, a non-admin user, a taken VLAN). The cloud test runs
-the same commands against the live cloud.
+(a host with PCPU, a non-admin user, a taken VLAN). A chain the cloud
+cannot host is pinned by fixtures/preflight/pinned.yaml, not by
+chain.yaml's default. The cloud test runs the same commands against the
+live cloud.
 """
 
 import contextlib
@@ -38,6 +40,7 @@ from epa_chain.cloud import preflight
 from epa_chain.cloud import stack_needs
 from epa_chain.commands import preflight as preflight_command
 from epa_chain.hot import resolve
+from epa_chain.hot import shipped
 from epa_chain.tests import repo
 from epa_chain.tests.unit import recorded_cloud
 
@@ -45,6 +48,10 @@ PVP = os.path.join(repo.TEMPLATES, 'presets', 'pvp-bidir.yaml')
 VECPE = os.path.join(repo.TEMPLATES, 'presets', 'vecpe-bidir.yaml')
 SMALL_HOST = os.path.join(repo.TEMPLATES, 'environments', 'small-host.yaml')
 INTER_NODE = os.path.join(repo.TEMPLATES, 'environments', 'inter-node.yaml')
+# Pinned whatever chain.yaml's default: a chain the recorded cloud (no
+# PCPU) cannot host.
+PINNED = os.path.join(repo.ROOT, 'epa_chain', 'tests', 'fixtures',
+                      'preflight', 'pinned.yaml')
 INVENTORY = recorded_cloud.INVENTORY
 NETWORK_QUOTAS = 'quota show --usage --network -f json'
 
@@ -86,12 +93,13 @@ def _blockers(findings):
 
 class NeedsTest(testtools.TestCase):
 
-    def test_pvp_as_shipped_asks_pinned_cpus(self):
+    def test_pvp_as_shipped_asks_its_cpu_policys_cpus(self):
         needs = stack_needs.needs_of(_resolved(PVP))
         self.assertEqual(['generator.server', 'vnf1.server'],
                          sorted(s.resource for s in needs.servers))
-        self.assertEqual({'PCPU'}, {f.cpu_class for f in
-                                    needs.created_flavors.values()})
+        pinned = shipped.parameter_default('cpu_policy') == 'dedicated'
+        self.assertEqual({'PCPU' if pinned else 'VCPU'}, {
+            f.cpu_class for f in needs.created_flavors.values()})
         self.assertEqual({('physnet1', 1001), ('physnet2', 2001)},
                          {(n.physical_network, n.vlan)
                           for n in needs.networks})
@@ -118,7 +126,7 @@ class NeedsTest(testtools.TestCase):
 class PreflightTest(testtools.TestCase):
 
     def test_pinned_preset_on_a_host_without_pcpu_is_blocked(self):
-        findings, _ = _check(recorded_cloud.answers(), PVP)
+        findings, _ = _check(recorded_cloud.answers(), PVP, PINNED)
         (blocker,) = _blockers(findings)
         self.assertEqual('capacity', blocker.check)
         self.assertEqual('hw:cpu_policy', blocker.key)
@@ -207,7 +215,7 @@ class PreflightTest(testtools.TestCase):
             'resource_class': 'PCPU', 'allocation_ratio': 1.0,
             'reserved': 1, 'total': 4})
         answers[INVENTORY] = inventory
-        (blocker,) = _blockers(_check(answers, PVP)[0])
+        (blocker,) = _blockers(_check(answers, PVP, PINNED)[0])
         self.assertIn('no room for MEMORY_MB 6144, PCPU 6 over the hosts',
                       blocker.message)
         self.assertIn('PCPU 3', blocker.message)
@@ -377,7 +385,7 @@ class PreflightTest(testtools.TestCase):
             self.assertEqual('--', argv[-2], argv)
 
     def test_table_and_document(self):
-        findings, _ = _check(recorded_cloud.answers(), PVP)
+        findings, _ = _check(recorded_cloud.answers(), PVP, PINNED)
         text = preflight.table(findings)
         self.assertTrue(text.startswith('CHECK'))
         self.assertIn('BLOCKS', text)
@@ -427,7 +435,8 @@ class CommandTest(testtools.TestCase):
             return self._main('--os-cloud', 'epa-chain', repo.CHAIN, *argv)
 
     def test_the_pinned_preset_exits_1_with_its_table(self):
-        status, out, err = self._on_the_recorded_cloud('-e', PVP)
+        status, out, err = self._on_the_recorded_cloud('-e', PVP,
+                                                       '-e', PINNED)
         self.assertEqual(1, status)
         self.assertIn('BLOCKS', out)
         self.assertIn('templates/chain.yaml: 1 blocker', err)

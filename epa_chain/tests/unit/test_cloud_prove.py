@@ -373,7 +373,8 @@ class _RefusedForWantOfPCPU(openstack_cli.OpenStackCLI):
     def __init__(self):
         super().__init__('epa-chain', run=recorded_cloud.ReplayedClient(
             recorded_cloud.answers()))
-        self.heat = _HeatHolds()
+        # Pinned whatever chain.yaml's default: the preset as refused.
+        self.heat = _HeatHolds(parameters={'cpu_policy': 'dedicated'})
 
     def stack(self, stack):
         return prove.openstack_cli.Stack(

@@ -24,6 +24,7 @@ from epa_chain.hot import files
 from epa_chain.hot import offline
 from epa_chain.hot import realise
 from epa_chain.hot import resolve
+from epa_chain.hot import shipped
 from epa_chain.tests import repo
 from epa_chain.validation import runner
 
@@ -167,15 +168,20 @@ class TestGeneratorChains(testtools.TestCase):
                 self.assertEqual(1, len(port.properties['security_groups']))
 
     def test_epa_flavor_extra_specs(self):
+        # chain.yaml's defaults, the thread and emulator policies with
+        # pinned CPUs only.
+        defaults = shipped.parameter_defaults((
+            'cpu_policy', 'cpu_thread_policy', 'emulator_threads_policy',
+            'mem_page_size', 'numa_nodes'))
+        specs = {'hw:' + name: str(value) for name, value in
+                 defaults.items()}
+        if defaults['cpu_policy'] != 'dedicated':
+            del specs['hw:cpu_thread_policy']
+            del specs['hw:emulator_threads_policy']
         flavors = realised('pvp-unidir').of_type('OS::Nova::Flavor')
         self.assertEqual(2, len(flavors))
         for flavor in flavors:
-            self.assertEqual({'hw:cpu_policy': 'dedicated',
-                              'hw:cpu_thread_policy': 'prefer',
-                              'hw:emulator_threads_policy': 'share',
-                              'hw:mem_page_size': 'large',
-                              'hw:numa_nodes': '1'},
-                             flavor.properties['extra_specs'])
+            self.assertEqual(specs, flavor.properties['extra_specs'])
 
     def test_user_data_is_cloud_config_with_json_node_config(self):
         server = realised('pvp-bidir').of_type('OS::Nova::Server')[0]
