@@ -19,17 +19,19 @@ set a chain.yaml parameter take its default, so that Tempest deploys what
 and state no default of their own; bounds the guest checks
 (chain/node_config.py) are the templates' constraints too.
 
-The flavors' EPA extra specs (hw:cpu_policy and the rest) are stated in
-chain.yaml's parameters only, and the other places read them:
+The flavors' EPA extra specs (hw:cpu_policy and the rest) and the
+other values the TOSCA service templates share with chain.yaml are stated
+in chain.yaml's parameters only, and the other places read them:
 
-- The TOSCA service templates take each spec from an optional input of
-  the chain.yaml parameter's name, with no default of its own
-  (compute_requirements' hw:cpu_policy: {get_input: cpu_policy}).
-  epa-chain's TOSCA path (tosca/loader.py) fills an input left out with
-  chain.yaml's default, and the translation's parameter keeps chain.yaml's
-  definition with that default (tosca/repairs.py, host_sizing). A TOSCA
-  input with a default of its own would be a second statement; an input
-  without one is what a TOSCA reader sees as "the deployer's choice".
+- The TOSCA service templates take each EPA spec from an input of the
+  chain.yaml parameter's name (compute_requirements' hw:cpu_policy:
+  {get_input: cpu_policy}), and every input named after a chain.yaml
+  parameter (but a segment's: the shape's presets set those) is optional
+  with no default of its own. epa-chain's TOSCA path (tosca/loader.py)
+  fills an input left out with chain.yaml's default, and the translated
+  parameter defaults to it (tosca/repairs.py; the EPA ones keep
+  chain.yaml's definition, host_sizing). A TOSCA input with a default of
+  its own would be a second statement, free to drift.
 - devstack's EPA_CHAIN_FLAVOR_PROPERTIES is empty by default: the flavors
   devstack creates for Tempest get devstack/flavor_properties.py's
   output, chain.yaml's vnf_flavor and lib/epa_flavor.yaml's extra_specs
@@ -37,12 +39,13 @@ chain.yaml's parameters only, and the other places read them:
   in local.conf (or the single-host cloud's small-host specs) overrides.
 
 So changing such a default is one line of chain.yaml: test
-`test_a_changed_epa_default_is_what_every_path_deploys` changes it in a
-copy of templates/ and shows Heat's flavors, each TOSCA translation and
-devstack's flavors follow. What still cannot read chain.yaml (the TOSCA
-templates' other input defaults and flavor sizes: a VNF descriptor writes
-its sizes) is compared with what chain.yaml's defaults resolve to, and a
-default changed in a copy shows every place that states it.
+`test_a_changed_default_is_what_every_path_deploys` changes cpu_policy
+and generator_control_port in a copy of templates/ and shows Heat's
+flavors, each TOSCA translation and devstack's flavors follow. What
+still states a value chain.yaml has (the TOSCA flavors' sizes: a VNF
+descriptor writes its sizes, and heat-translator converts "2048 MiB"
+while it translates) is compared with what chain.yaml's defaults resolve
+to, and a default changed in a copy shows every place that states it.
 """
 
 import os
@@ -92,8 +95,10 @@ def default_flavors(directory=repo.TEMPLATES):
             for role in ('vnf', 'generator')}
 
 
-def translated_flavors(test, directory):
-    """{service template: [flavor properties]} of each translation.
+def translations(test, directory):
+    """{service template: (parameters, [flavor properties])}.
+
+    Of each translation: its HOT parameters and its realised flavors.
 
     Translated with `directory` as the shipped templates (what loader.py
     and repairs.py read chain.yaml's defaults from), each with its
@@ -104,7 +109,7 @@ def translated_flavors(test, directory):
     test.useFixture(fixtures.MonkeyPatch(
         'epa_chain.hot.shipped.template_dir', lambda: directory))
     work = test.useFixture(fixtures.TempDir()).path
-    flavors = {}
+    found = {}
     for name in SERVICE_TEMPLATES:
         preset = name[:-len('.yaml')] + '-bidir'
         result = translate.translate(tosca_cases.service_template(preset),
@@ -112,9 +117,10 @@ def translated_flavors(test, directory):
         path = os.path.join(work, name)
         with open(path, 'w') as stream:
             stream.write(result.to_yaml())
-        flavors[name] = [flavor.properties for flavor in tosca_cases.realise(
-            path, ()).of_type('OS::Nova::Flavor')]
-    return flavors
+        found[name] = (result.template['parameters'], [
+            flavor.properties for flavor in tosca_cases.realise(
+                path, ()).of_type('OS::Nova::Flavor')])
+    return found
 
 
 def devstack_properties(directory=repo.TEMPLATES, **knobs):
@@ -144,11 +150,11 @@ def stale_in_tosca(defaults, flavors):
         topology = _load(os.path.join(repo.TOSCA, name))['topology_template']
         for item, spec in topology['inputs'].items():
             if (item in defaults and 'default' in spec and
-                    not SHAPE_INPUT.match(item) and
-                    spec['default'] != defaults[item]):
+                    not SHAPE_INPUT.match(item)):
                 stale.append('tosca/%s input %s: default %r, chain.yaml\'s '
-                             'is %r' % (name, item, spec['default'],
-                                        defaults[item]))
+                             'is %r; leave it to chain.yaml' % (
+                                 name, item, spec['default'],
+                                 defaults[item]))
         for node, template in topology['node_templates'].items():
             if template['type'] == 'epa_chain.nodes.ChainNode':
                 stale += _stale_compute('tosca/%s %s' % (name, node),
@@ -333,12 +339,9 @@ class StatedElsewhereTest(testtools.TestCase):
             _parameters('chain.yaml', directory), directory)
         stale = '\n'.join(stale_in_tosca(defaults,
                                          default_flavors(directory)))
-        # vecpe.yaml has an external tester: no control port input.
-        for name in ('pvp.yaml', 'pvvp.yaml'):
-            self.assertIn('tosca/%s input generator_control_port' % name,
-                          stale)
         for name in SERVICE_TEMPLATES:
             self.assertIn('tosca/%s vnf1 vcpus' % name, stale)
+        self.assertNotIn('input', stale)
         self.assertNotIn('extra spec', stale)
 
 
@@ -361,22 +364,29 @@ class FollowsChainYamlTest(testtools.TestCase):
         self.assertEqual({'hw:cpu_policy': 'shared'}, devstack_properties(
             EPA_CHAIN_FLAVOR_PROPERTIES='hw:cpu_policy=shared'))
 
-    def test_a_changed_epa_default_is_what_every_path_deploys(self):
+    def test_a_changed_default_is_what_every_path_deploys(self):
         tosca_cases.require_translator()
         chain = _parameters('chain.yaml')
         policy = _another_value(chain['cpu_policy'])
-        directory = changed_templates(self, {'cpu_policy': policy})
+        port = _another_value(chain['generator_control_port'])
+        directory = changed_templates(self, {'cpu_policy': policy,
+                                             'generator_control_port': port})
         flavors = default_flavors(directory)
         specs = flavors['vnf']['extra_specs']
         self.assertEqual(policy, specs['hw:cpu_policy'])
         self.assertEqual(specs, flavors['generator']['extra_specs'])
         # Unpinned: lib/epa_flavor.yaml leaves the thread policies out.
         self.assertNotEqual(default_flavors()['vnf']['extra_specs'], specs)
-        for name, translated in translated_flavors(self,
-                                                   directory).items():
+        for name, (parameters, translated) in translations(
+                self, directory).items():
             self.assertTrue(translated, name)
             for flavor in translated:
                 self.assertEqual(specs, flavor['extra_specs'], name)
+            self.assertEqual(policy, parameters['cpu_policy']['default'])
+            # vecpe.yaml has an external tester: no control port.
+            if 'generator_control_port' in parameters:
+                self.assertEqual(port, parameters[
+                    'generator_control_port']['default'], name)
         self.assertEqual(specs, devstack_properties(directory))
         defaults = shipped.parameter_defaults(
             _parameters('chain.yaml', directory), directory)
