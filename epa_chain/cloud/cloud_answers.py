@@ -23,6 +23,7 @@ Names go after `--` (cloud/openstack_cli), never as options.
 import contextlib
 import dataclasses
 import re
+import threading
 import typing
 
 from epa_chain.cloud import openstack_cli
@@ -75,11 +76,15 @@ class Provider:
 
 
 class CloudView:
-    """The questions preflight asks, through the `openstack` client."""
+    """The questions preflight asks, through the `openstack` client.
+
+    Safe to ask from several threads (preflight asks its checks at once).
+    """
 
     def __init__(self, cli):
         self.cli = cli
         self._admin = None
+        self._admin_lock = threading.Lock()
         # What the client said when it reached no cloud, once said.
         self._unreached = None
 
@@ -132,14 +137,16 @@ class CloudView:
 
     def is_admin(self):
         """Whether the credentials hold the admin role (asked once)."""
-        if self._admin is None:
-            roles = self._ask('role', 'assignment', 'list', '--auth-user',
-                              '--auth-project', '--effective', '--names')
-            with _parsing('role assignment list'):
-                self._admin = any(
-                    str(item.get('Role', '')).split('@')[0] == 'admin'
-                    for item in roles)
-        return self._admin
+        with self._admin_lock:
+            if self._admin is None:
+                roles = self._ask('role', 'assignment', 'list',
+                                  '--auth-user', '--auth-project',
+                                  '--effective', '--names')
+                with _parsing('role assignment list'):
+                    self._admin = any(
+                        str(item.get('Role', '')).split('@')[0] == 'admin'
+                        for item in roles)
+            return self._admin
 
     def vlan_networks(self, physical_network, vlan):
         """Names of the networks holding `vlan` on `physical_network`."""

@@ -36,6 +36,10 @@ TOPOLOGY_MICROVERSION = '2.78'
 # Heat's stack names (heat.engine.stack), or a stack ID.
 STACK_NAME = re.compile(r'[A-Za-z][A-Za-z0-9_.-]{0,254}')
 STACK_ID = re.compile(r'[0-9a-fA-F]{8}(-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}')
+# keystoneauth sets no HTTP timeout: a cloud that accepts the connection
+# and never answers would hold the client forever. Every call here is one
+# API question (no --wait); the client's start-up and token take seconds.
+CALL_TIMEOUT_S = 180
 
 
 def check_stack_reference(text):
@@ -82,10 +86,15 @@ class OpenStackCLI:
                                          if names else [])
         try:
             done = self._run(argv, stdout=subprocess.PIPE,
-                             stderr=subprocess.PIPE, text=True)
+                             stderr=subprocess.PIPE, text=True,
+                             timeout=CALL_TIMEOUT_S)
         except FileNotFoundError:
             raise CLIError('%s: not found; install python-openstackclient '
                            'and python-heatclient' % self.base[0])
+        except subprocess.TimeoutExpired:
+            raise CLIError('%s failed: no answer in %d s (subprocess killed);'
+                           ' is the cloud\'s API reachable and up?'
+                           % (' '.join(argv), CALL_TIMEOUT_S))
         if done.returncode != 0:
             raise CLIError('%s failed: %s' % (' '.join(argv),
                                               done.stderr.strip()))

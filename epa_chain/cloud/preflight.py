@@ -24,9 +24,12 @@ per NUMA node are in no API; Placement and provider attributes answer
 admins only by default), `ok` otherwise. Nothing is created.
 
 The cloud is seen through the `openstack` client (cloud/openstack_cli),
-as prove sees it; Placement through its osc-placement plugin.
+as prove sees it; Placement through its osc-placement plugin. Each
+question is a client process whose start-up and token take seconds, so
+the checks after the flavors (which the others need) are asked at once.
 """
 
+from concurrent import futures
 import dataclasses
 import typing
 
@@ -85,12 +88,21 @@ def check(needs, cloud):
     """Every Finding of `needs` on `cloud` (a CloudView), in CHECKS order."""
     findings = []
     flavors = _flavors(needs, cloud, findings)
-    _images(needs, cloud, flavors, findings)
-    _networks(needs, cloud, findings)
-    _capacity(needs, cloud, flavors, findings)
-    _quotas(needs, cloud, flavors, findings)
-    _network_quotas(needs, cloud, findings)
+    steps = ((_images, needs, cloud, flavors), (_networks, needs, cloud),
+             (_capacity, needs, cloud, flavors),
+             (_quotas, needs, cloud, flavors),
+             (_network_quotas, needs, cloud))
+    with futures.ThreadPoolExecutor(len(steps)) as pool:
+        # each step's findings in its own list, joined in step order
+        for found in pool.map(_found_by, steps):
+            findings += found
     return sorted(findings, key=lambda f: CHECKS.index(f.check))
+
+
+def _found_by(step):
+    found = []
+    step[0](*step[1:], found)
+    return found
 
 
 def passed(findings, allow_unchecked=False):

@@ -28,6 +28,8 @@ import io
 import json
 import os
 import subprocess
+import threading
+import time
 from unittest import mock
 
 import fixtures
@@ -166,6 +168,31 @@ class PreflightTest(testtools.TestCase):
              'ports: the chain creates 6, the project has 500 left',
              'subnets: the chain creates 2, the project has 99 left'],
             [f.message for f in findings if f.resource == 'network'])
+
+    def test_the_checks_after_the_flavors_are_asked_at_once(self):
+        # Each question is a client process of seconds: asked one after
+        # another they took 42 s on the single-host cloud.
+        replayed = recorded_cloud.ReplayedClient(recorded_cloud.answers())
+        lock, in_flight, most = threading.Lock(), [0], [0]
+
+        def slow(argv, **kwargs):
+            with lock:
+                in_flight[0] += 1
+                most[0] = max(most[0], in_flight[0])
+            time.sleep(0.05)
+            with lock:
+                in_flight[0] -= 1
+            return replayed(argv, **kwargs)
+        cloud = cloud_answers.CloudView(openstack_cli.OpenStackCLI(
+            'epa-chain', run=slow))
+        found = preflight.check(
+            stack_needs.needs_of(_resolved(PVP, SMALL_HOST)), cloud)
+        self.assertGreater(most[0], 1)
+        # the same findings, in the same order, as asked one by one
+        alone, _ = _check(recorded_cloud.answers(), PVP, SMALL_HOST)
+        self.assertEqual(alone, found)
+        self.assertEqual(1, sum(' '.join(argv[3:6]) == 'role assignment list'
+                                for argv in replayed.asked))
 
     def test_a_port_quota_short_of_the_chain_blocks_with_the_fix(self):
         answers = recorded_cloud.answers()

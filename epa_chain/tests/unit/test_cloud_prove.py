@@ -244,8 +244,22 @@ class OpenStackCLITest(unittest.TestCase):
     def test_runs_the_real_process_api(self):
         # The default runner is subprocess.run with these keywords.
         done = subprocess.run(['true'], stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE, text=True)
+                              stderr=subprocess.PIPE, text=True,
+                              timeout=openstack_cli.CALL_TIMEOUT_S)
         self.assertEqual(0, done.returncode)
+
+    def test_a_cloud_that_never_answers_is_an_error_in_bounded_time(self):
+        asked = []
+
+        def run(argv, **kwargs):
+            asked.append(kwargs['timeout'])
+            raise subprocess.TimeoutExpired(argv, kwargs['timeout'])
+        cli = openstack_cli.OpenStackCLI('mycloud', run=run)
+        with self.assertRaisesRegex(openstack_cli.CLIError,
+                                    'stack show -f json -- s failed: no '
+                                    'answer in 180 s'):
+            cli.stack('s')
+        self.assertEqual([openstack_cli.CALL_TIMEOUT_S], asked)
 
 
 class HopCheckSettingsTest(unittest.TestCase):
