@@ -64,6 +64,8 @@ def parse_interfaces(text):
 # (other_config:stats-update-interval, never less): a snapshot must be
 # taken at least that long after the traffic it is to include.
 STATS_UPDATE_INTERVAL_S = 5.0
+# How long ovs-vsctl may wait for the database.
+OVS_TIMEOUT_S = 30
 
 
 def settled_snapshot(run=subprocess.run, sleep=time.sleep):
@@ -74,14 +76,18 @@ def settled_snapshot(run=subprocess.run, sleep=time.sleep):
 
 def snapshot(run=subprocess.run):
     """The counters of every Neutron port on this host's OVS."""
-    argv = ['ovs-vsctl', '--format=json', '--columns=name,external_ids,'
-            'statistics', 'list', 'Interface']
+    # ovs-vsctl waits for ovsdb-server without end unless told not to.
+    argv = ['ovs-vsctl', '--timeout=%d' % OVS_TIMEOUT_S, '--format=json',
+            '--columns=name,external_ids,statistics', 'list', 'Interface']
     try:
         done = run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                   text=True)
+                   text=True, timeout=OVS_TIMEOUT_S + 10)
     except FileNotFoundError:
         raise OVSError('ovs-vsctl not found: the hop counters need the '
                        'compute host\'s Open vSwitch (--no-ovs skips them)')
+    except subprocess.TimeoutExpired:
+        raise OVSError('%s did not answer in %d s: is ovsdb-server up?'
+                       % (' '.join(argv), OVS_TIMEOUT_S + 10))
     if done.returncode != 0:
         raise OVSError('%s failed: %s' % (' '.join(argv),
                                           done.stderr.strip()))

@@ -58,6 +58,8 @@ struct rte_hash *rte_hash_create(const struct rte_hash_parameters *params)
 '''
 NAME = 'epa-chain-prox-hash-names.so'
 INCLUDE_DIRS = ('/usr/include/dpdk', '/usr/include/x86_64-linux-gnu/dpdk')
+# One small C file: a compiler that takes longer is stuck.
+COMPILE_TIMEOUT_S = 120
 
 
 class ShimError(RuntimeError):
@@ -84,7 +86,12 @@ def build(directory, compiler=None):
     target = os.path.join(directory, NAME)
     argv = [compiler, '-shared', '-fPIC', '-O2', '-o', target, source,
             '-ldl'] + ['-I%s' % d for d in includes]
-    done = subprocess.run(argv, capture_output=True, text=True)
+    try:
+        done = subprocess.run(argv, capture_output=True, text=True,
+                              timeout=COMPILE_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        raise ShimError('%s did not finish in %d s' % (' '.join(argv),
+                                                       COMPILE_TIMEOUT_S))
     if done.returncode:
         raise ShimError('%s failed (%d): %s' % (
             ' '.join(argv), done.returncode, done.stderr.strip()[-500:]))
