@@ -413,7 +413,8 @@ class _Builder:
             if node.control_port is None:
                 self.problem(name, 'properties.control_port', 'the generator '
                              'needs the TCP port of its PROX control socket',
-                             'set control_port (8474 in the presets)')
+                             'set control_port (the generator_control_port '
+                             'input in the shipped templates)')
             if self.model.resolve(node.engine) != 'prox':
                 self.problem(name, 'properties.engine', 'the generator runs '
                              'prox, not %s' % self.model.resolve(node.engine),

@@ -257,9 +257,11 @@ class StackServiceTest(testtools.TestCase):
         params = sent['parameters']
         self.assertEqual('generator', params['endpoints'])
         self.assertEqual('bidirectional', params['direction'])
-        self.assertEqual('epa-chain-vnf', params['vnf_image'])
-        self.assertEqual('', params['vnf_existing_flavor'])
-        self.assertEqual(8474, params['generator_control_port'])
+        # The options' defaults: chain.yaml's.
+        defaults = shipped.parameter_defaults((
+            'vnf_image', 'vnf_existing_flavor', 'generator_control_port'))
+        for name, value in defaults.items():
+            self.assertEqual(value, params[name], name)
         self.assertNotIn('net0_vlan', params)
         self.assertEqual(30, sent['timeout_mins'])
         self.assertIs(True, sent['disable_rollback'])

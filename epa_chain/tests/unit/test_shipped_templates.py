@@ -234,14 +234,16 @@ class TestHeat19Constructs(testtools.TestCase):
         self.assertIsNone(config['control_port'])
         self.assertEqual('running', config['tasks_at_ready'])
         generator = realisation.get(('generator', 'server'))
-        self.assertEqual(8474, node_config.parse_user_data(
-            generator.properties['user_data']).control_port)
+        self.assertEqual(shipped.parameter_default('generator_control_port'),
+                         node_config.parse_user_data(
+                             generator.properties['user_data']).control_port)
 
     def test_parked_vnfs_listen_on_the_generators_control_port(self):
         configs = node_configs(realised('vecpe-bidir'))
+        port = shipped.parameter_default('generator_control_port')
         for name in ('vnf1', 'vnf2', 'vnf3'):
             self.assertTrue(configs[name].parked, name)
-            self.assertEqual(8474, configs[name].control_port, name)
+            self.assertEqual(port, configs[name].control_port, name)
 
 
 class TestGeneratorImageOnlyWhenBooted(testtools.TestCase):

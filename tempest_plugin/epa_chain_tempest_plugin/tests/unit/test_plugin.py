@@ -38,6 +38,7 @@ from tempest.tests.lib import fake_auth_provider
 from tempest.tests.lib.services import registry_fixture
 import testtools
 
+from epa_chain.hot import shipped
 from epa_chain_tempest_plugin import config as epa_config
 from epa_chain_tempest_plugin import plugin
 from epa_chain_tempest_plugin.services import clients
@@ -86,7 +87,8 @@ class PluginTest(testtools.TestCase):
         self.plugin.register_opts(conf)
         self.plugin.register_opts(conf)
         conf([], default_config_files=[])
-        self.assertEqual(8474, conf.epa_chain.generator_control_port)
+        self.assertEqual(shipped.parameter_default('generator_control_port'),
+                         conf.epa_chain.generator_control_port)
 
 
 class ScenarioSkipTest(testtools.TestCase):
