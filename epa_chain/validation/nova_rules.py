@@ -16,9 +16,16 @@ Key names and values are checked by Nova's extra-spec validator registry
 (what `openstack flavor set --property` runs), and their consistency by
 nova.virt.hardware.numa_get_constraints (what the scheduler runs). Both come
 from the `nova` package of the validation extra.
+
+Loading Nova takes most of a second. `loaded_aside` loads it in a process
+of its own, on another CPU, while this one loads Heat's engine: within
+it, this process and every process forked from it ask that one, which
+runs the same Nova code on the same values.
 """
 
+import contextlib
 import functools
+import multiprocessing
 import warnings
 
 from epa_chain.hot import memo
@@ -44,14 +51,69 @@ def _nova():
     return validators, objects, hardware
 
 
-def invalid_extra_specs(extra_specs):
-    """Yield (key, message) for every key or value Nova's API would refuse."""
-    validators, _, _ = _nova()
-    for key, value in sorted(extra_specs.items()):
+# While loaded_aside: (connection to the Nova process, its lock).
+_aside = None
+
+
+@contextlib.contextmanager
+def loaded_aside():
+    """Nova loaded and asked in a forked process while the block runs.
+
+    Forked before anything heavy is loaded here; processes forked inside
+    the block ask it too, one question at a time (its lock).
+    """
+    global _aside
+    context = multiprocessing.get_context('fork')
+    ours, theirs = context.Pipe()
+    process = context.Process(target=_serve, args=(theirs,), daemon=True)
+    process.start()
+    theirs.close()
+    _aside = ours, context.Lock()
+    try:
+        yield
+    finally:
+        _aside = None
+        ours.send(None)
+        ours.close()
+        process.join()
+
+
+def _serve(connection):
+    _nova()
+    asked = {'invalid_extra_specs': _invalid_extra_specs,
+             'numa_constraints': _numa_constraints}
+    while True:
         try:
-            validators.validate(key, str(value))
+            question = connection.recv()
+        except EOFError:
+            return
+        if question is None:
+            return
+        name, args = question
+        try:
+            answer = True, asked[name](*args)
         except Exception as exc:
-            yield key, _message(exc)
+            answer = False, exc
+        connection.send(answer)
+
+
+def _asked(name, local, *args):
+    aside = _aside
+    if aside is None:
+        return local(*args)
+    connection, lock = aside
+    with lock:
+        connection.send((name, args))
+        answered, answer = connection.recv()
+    if not answered:
+        raise answer
+    return answer
+
+
+def invalid_extra_specs(extra_specs):
+    """[(key, message)] for every key or value Nova's API would refuse."""
+    return _asked('invalid_extra_specs', _invalid_extra_specs,
+                  extra_specs)
 
 
 def numa_constraints(vcpus, ram, extra_specs):
@@ -60,6 +122,24 @@ def numa_constraints(vcpus, ram, extra_specs):
     Returns (complaint, page_size_kib): complaint is Nova's error text or
     None; page_size_kib the explicit huge page size asked for, or None.
     """
+    return _asked('numa_constraints', _numa_constraints, vcpus, ram,
+                  extra_specs)
+
+
+def _invalid_extra_specs(extra_specs):
+    return list(_refused(extra_specs))
+
+
+def _refused(extra_specs):
+    validators, _, _ = _nova()
+    for key, value in sorted(extra_specs.items()):
+        try:
+            validators.validate(key, str(value))
+        except Exception as exc:
+            yield key, _message(exc)
+
+
+def _numa_constraints(vcpus, ram, extra_specs):
     _, objects, hardware = _nova()
     flavor = objects.Flavor(
         vcpus=vcpus, memory_mb=ram, name='epa-chain', flavorid='epa-chain',

@@ -17,15 +17,18 @@ Each template with its environments goes through check.check_stack
 the checks against older Heat releases, whether the stack passed or not.
 """
 
+import gc
 import multiprocessing
 import os
 import sys
 import time
 
 from epa_chain.hot import files
+from epa_chain.hot import memo
 from epa_chain.validation import check as stack_check
 from epa_chain.validation import findings
 from epa_chain.validation import heat_releases
+from epa_chain.validation import nova_rules
 
 LOAD = stack_check.LOAD
 
@@ -82,25 +85,38 @@ def validate_tree(directory, allow_outside=False):
 def validate_pairs(pairs, allow_outside=False):
     """A Report per (template, environments), in order, on every CPU.
 
-    The first is validated here: it loads Heat's engine and Nova's rules
-    and parses the tree once (hot/memo.py). The others go to worker
-    processes forked from this one, which inherit all of that; each
-    check is whole in one worker, so the reports are those of one
-    process doing them in turn.
+    The first is validated here: it loads Heat's engine, the client and
+    constraint plugins a template uses (Nova's rules load meanwhile in a
+    process of their own: nova_rules.loaded_aside), and parses the
+    tree once (hot/memo.py), all kept to the end of the process, so
+    loaded with the collector paused and frozen after (memo.resident);
+    the first check's own garbage is collected before. The others go
+    to worker processes forked from this one, which inherit all of
+    that; each check is whole in one worker, so the reports are those
+    of one process doing them in turn.
     """
     jobs = [(template, list(environments), allow_outside)
             for template, environments in pairs]
     if not jobs:
         return []
-    reports = [_validate_job(jobs[0])]
     workers = min(_cpus(), len(jobs) - 1)
     if workers < 2 or 'fork' not in multiprocessing.get_all_start_methods():
-        return reports + [_validate_job(job) for job in jobs[1:]]
-    # Buffered output would be written again by each worker.
+        return _first_here(jobs) + [_validate_job(job) for job in jobs[1:]]
+    # Buffered output would be written again by each forked process.
     sys.stdout.flush()
     sys.stderr.flush()
-    with multiprocessing.get_context('fork').Pool(workers) as pool:
-        reports += pool.map(_validate_job, jobs[1:], chunksize=1)
+    # Nova loads on another CPU while this one loads Heat.
+    with nova_rules.loaded_aside():
+        reports = _first_here(jobs)
+        with multiprocessing.get_context('fork').Pool(workers) as pool:
+            reports += pool.map(_validate_job, jobs[1:], chunksize=1)
+    return reports
+
+
+def _first_here(jobs):
+    with memo.resident():
+        reports = [_validate_job(jobs[0])]
+        gc.collect()
     return reports
 
 

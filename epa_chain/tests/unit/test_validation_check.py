@@ -12,6 +12,7 @@
 
 """The one resolve-and-check: Heat's refusals and the rules', one error."""
 
+import multiprocessing
 import os
 
 from unittest import mock
@@ -26,6 +27,7 @@ from epa_chain.hot import shipped
 from epa_chain.tests import repo
 from epa_chain.validation import check
 from epa_chain.validation import findings
+from epa_chain.validation import nova_rules
 from epa_chain.validation import runner
 
 PVP = [shipped.preset_path('pvp-bidir', repo.TEMPLATES)]
@@ -287,3 +289,32 @@ class TestConstraintsLoadedWhenUsed(testtools.TestCase):
                  .entry_points(group=offline.CONSTRAINTS)}
         self.assertIn('nova.flavor', names)
         self.assertEqual(names, names & set(self.env.constraints._points))
+
+
+class TestNovaLoadedAside(testtools.TestCase):
+    """Nova's rules asked of a process of their own answer as here."""
+
+    SPECS = [{'hw:cpu_policy': 'dedicated', 'hw:mem_page_size': 'large'},
+             {'hw:cpu_policy': 'pinned'}, {'hw:numa_nodes': 3}]
+
+    def answers(self):
+        return ([nova_rules.invalid_extra_specs(s) for s in self.SPECS],
+                [nova_rules.numa_constraints(2, 2048, s)
+                 for s in self.SPECS])
+
+    def test_the_same_answers_here_aside_and_from_a_forked_process(self):
+        here = self.answers()
+        with nova_rules.loaded_aside():
+            self.assertIsNotNone(nova_rules._aside)
+            aside = self.answers()
+            with multiprocessing.get_context('fork').Pool(2) as pool:
+                forked = pool.apply(self.answers)
+        self.assertIsNone(nova_rules._aside)
+        self.assertEqual(here, aside)
+        self.assertEqual(here, forked)
+        self.assertNotEqual([], here[0][1])
+
+    def test_what_nova_raises_is_raised_here(self):
+        with nova_rules.loaded_aside():
+            self.assertRaises(ValueError, nova_rules.numa_constraints,
+                              'two', 2048, {})
