@@ -35,6 +35,10 @@ from epa_chain_tempest_plugin.services import clients
 
 PVP = os.path.join(repo.TEMPLATES, 'presets', 'pvp-bidir.yaml')
 SMALL_HOST = os.path.join(repo.TEMPLATES, 'environments', 'small-host.yaml')
+# Pinned whatever chain.yaml's default: a chain the recorded cloud (no
+# PCPU) cannot host.
+PINNED = os.path.join(repo.ROOT, 'epa_chain', 'tests', 'fixtures',
+                      'preflight', 'pinned.yaml')
 
 
 def _stdout(answers, key):
@@ -142,7 +146,7 @@ class TempestCloudAnswersTest(testtools.TestCase):
         return through_cli, through_tempest, manager
 
     def test_the_pinned_preset_is_refused_alike(self):
-        through_cli, through_tempest, _ = self._both(PVP)
+        through_cli, through_tempest, _ = self._both(PVP, PINNED)
         self.assertEqual(through_cli, through_tempest)
         self.assertFalse(preflight.passed(through_tempest))
         self.assertIn('no compute host reports PCPU', ' '.join(
