@@ -66,7 +66,10 @@ def validate(template_path, environment_paths=(), parameters=None,
 
 def validate_tree(directory, allow_outside=False):
     """Validate every top-level template under a directory, with presets."""
-    discovery = files.discover(directory, allow_outside)
+    # Reading the files loads Heat's configuration (safe_yaml's limits):
+    # kept to the end, as the engine is (memo.resident).
+    with memo.resident():
+        discovery = files.discover(directory, allow_outside)
     reports = []
     for error in discovery.unreadable:
         report = findings.Report(error.path, [])
