@@ -73,13 +73,23 @@ def loaded_aside():
         yield
     finally:
         _aside = None
-        ours.send(None)
+        try:
+            ours.send(None)
+        except OSError:
+            pass    # it is gone already; its end was said when asked
         ours.close()
         process.join()
 
 
 def _serve(connection):
-    _nova()
+    try:
+        _nova()
+    except Exception as exc:
+        # Nova missing or broken: each question gets what loading it
+        # here would have raised.
+        failed = exc
+    else:
+        failed = None
     asked = {'invalid_extra_specs': _invalid_extra_specs,
              'numa_constraints': _numa_constraints}
     while True:
@@ -91,6 +101,8 @@ def _serve(connection):
             return
         name, args = question
         try:
+            if failed is not None:
+                raise failed
             answer = True, asked[name](*args)
         except Exception as exc:
             answer = False, exc

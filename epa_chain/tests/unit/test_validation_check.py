@@ -318,3 +318,11 @@ class TestNovaLoadedAside(testtools.TestCase):
         with nova_rules.loaded_aside():
             self.assertRaises(ValueError, nova_rules.numa_constraints,
                               'two', 2048, {})
+
+    def test_nova_failing_to_load_fails_each_question_as_here(self):
+        with mock.patch.object(nova_rules, '_nova',
+                               side_effect=ImportError('no nova')):
+            with nova_rules.loaded_aside():
+                error = self.assertRaises(
+                    ImportError, nova_rules.invalid_extra_specs, {})
+        self.assertEqual('no nova', str(error))
