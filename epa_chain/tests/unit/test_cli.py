@@ -16,6 +16,8 @@ import contextlib
 import io
 import json
 import os
+import subprocess
+import sys
 
 import testtools
 
@@ -85,3 +87,30 @@ class TestValidateCommand(testtools.TestCase):
         self.assertEqual(2, code)
         self.assertIn('-e and --parameter apply to template files',
                       err.getvalue())
+
+
+class TestCommandLoading(testtools.TestCase):
+    """A command loads its own module; the list of all needs them all."""
+
+    def _loaded(self, *words):
+        code = ('import sys\nfrom epa_chain import cli\n'
+                'cli.build_parser(*sys.argv[1:])\n'
+                'print(" ".join(sorted(name for name in sys.modules '
+                'if name.startswith("epa_chain.commands.") and '
+                'not name.startswith("epa_chain.commands._"))))')
+        done = subprocess.run([sys.executable, '-c', code] + list(words),
+                              capture_output=True, text=True, timeout=120,
+                              cwd=repo.ROOT)
+        self.assertEqual(0, done.returncode, done.stderr)
+        return done.stdout.split()
+
+    def test_a_command_loads_only_its_module(self):
+        self.assertEqual(['epa_chain.commands.validate'],
+                         self._loaded('validate'))
+        self.assertEqual(['epa_chain.commands.prox'], self._loaded('prox'))
+
+    def test_help_and_a_typo_list_every_command(self):
+        every = self._loaded()
+        self.assertIn('epa_chain.commands.validate', every)
+        self.assertIn('epa_chain.commands.measure', every)
+        self.assertEqual(every, self._loaded('validat'))
