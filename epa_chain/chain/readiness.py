@@ -151,7 +151,8 @@ class NotReadyError(RuntimeError):
 
 def wait_until_ready(nodes, poll, timeout, interval=10.0,
                      clock=time.monotonic, sleep=time.sleep,
-                     on_ready=None, engine_hint='', timeout_hint=''):
+                     on_ready=None, engine_hint='', timeout_hint='',
+                     one_pending_per_round=False):
     """Poll every node's console until each says READY with its engine.
 
     `nodes` have a `name` (as the node reports itself) and the `engine` it
@@ -161,7 +162,9 @@ def wait_until_ready(nodes, poll, timeout, interval=10.0,
     `on_ready(node)` is called once per node. NotReadyError on the first
     failure, or when `timeout` seconds pass; the hints (which option to
     look at) are added to those messages. Returns {name: the boot
-    timeline the node printed, or None} (boot_timeline).
+    timeline the node printed, or None} (boot_timeline). With
+    `one_pending_per_round`, a round ends at the first node not yet
+    ready: for polls that cost the CPU the nodes boot with.
     """
     deadline = clock() + timeout
     pending = list(nodes)
@@ -176,6 +179,8 @@ def wait_until_ready(nodes, poll, timeout, interval=10.0,
                 if problem:
                     raise NotReadyError('%s %s' % (node.name, problem),
                                         [node])
+                if one_pending_per_round:
+                    break
                 continue
             kind, detail = state
             if kind == 'failed':
@@ -194,8 +199,9 @@ def wait_until_ready(nodes, poll, timeout, interval=10.0,
         if clock() >= deadline:
             raise NotReadyError('not ready after %d s%s: %s' % (
                 timeout, _hint(timeout_hint), '; '.join(
-                    '%s, console ends: %s' % (node.name,
-                                              tail(consoles.get(node.name)))
+                    '%s, console ends: %s' % (node.name, tail(
+                        consoles[node.name]) if node.name in consoles
+                        else '(not asked: an earlier node was not ready)')
                     for node in sorted(pending, key=lambda n: n.name))),
                 pending)
         sleep(interval)

@@ -74,25 +74,40 @@ def wait_until_ready(nodes, compute, timeout, interval=10.0,
     `compute` provides server_status(server_id) -> (status, fault) and
     console_output(server_id) -> str, raising ConsoleUnavailable while
     the server has none yet. Returns {name: boot timeline or None}.
+
+    Each question may start an `openstack` client (seconds of CPU, on the
+    host the guests boot on under emulation): a round asks for one
+    console not yet READY (a stack's guests boot together), and a
+    server's status only while its console is missing, empty or has not
+    changed since the last round (a server in ERROR prints nothing more).
     """
+    seen = {}
+
     def poll(node):
-        status, fault = compute.server_status(node.server_id)
-        if status == 'ERROR':
-            # No console to read: the server never ran.
-            return '', '(%s) is in ERROR: %s' % (
-                node.server_id, fault or 'no fault recorded')
         try:
-            return compute.console_output(node.server_id), None
+            text = compute.console_output(node.server_id)
         except ConsoleUnavailable as exc:
             # Shown as the console's tail if the wait times out.
-            return '(no console output yet: %s)' % exc, None
+            text = '(no console output yet: %s)' % exc
+            stalled = True
+        else:
+            stalled = not text or text == seen.get(node.server_id)
+        seen[node.server_id] = text
+        if stalled:
+            status, fault = compute.server_status(node.server_id)
+            if status == 'ERROR':
+                # No console to read: the server never ran.
+                return '', '(%s) is in ERROR: %s' % (
+                    node.server_id, fault or 'no fault recorded')
+        return text, None
 
     return node_readiness.wait_until_ready(
         nodes, poll, timeout, interval=interval, clock=clock, sleep=sleep,
         on_ready=lambda node: LOG.info('%s ready (%s)', node.name,
                                        node.engine),
         engine_hint='([epa_chain] vnf_engine, or the image\'s runtime)',
-        timeout_hint='([epa_chain] vnf_ready_timeout)')
+        timeout_hint='([epa_chain] vnf_ready_timeout)',
+        one_pending_per_round=True)
 
 
 LAUNCHED_AT = 'OS-SRV-USG:launched_at'

@@ -688,6 +688,47 @@ class ReadinessTest(testtools.TestCase):
         self.assertIn('no console output yet: 409 Conflict', str(error))
         self.assertIn('vnf_ready_timeout', str(error))
 
+    def test_asks_little_while_guests_boot(self):
+        # Each question may be an `openstack` client start on the host the
+        # guests boot on: one console per round, the status only of a
+        # console that is empty or has not moved.
+        booting = ['', 'kernel', 'kernel\nsystemd']
+
+        class CountingCompute(FakeCompute):
+            asked = collections.Counter()
+
+            def server_status(self, server_id):
+                self.asked['status', server_id] += 1
+                return super().server_status(server_id)
+
+            def console_output(self, server_id):
+                self.asked['console', server_id] += 1
+                return super().console_output(server_id)
+
+        compute = CountingCompute({
+            'id1': booting + [console_ready('n1', 'prox')],
+            'id2': ['kernel', console_ready('n2', 'prox')],
+            'id3': [console_ready('n3', 'prox')]})
+        self.wait([readiness.Node(server_id, name, 'prox')
+                   for server_id, name in (('id1', 'n1'), ('id2', 'n2'),
+                                           ('id3', 'n3'))], compute)
+        # n1 READY in the fourth round, where n2 still boots (a new line:
+        # no status asked); n2 and n3 READY in the fifth.
+        self.assertEqual(40, self.clock.now)
+        self.assertEqual({('console', 'id1'): 4, ('status', 'id1'): 1,
+                          ('console', 'id2'): 2, ('console', 'id3'): 1},
+                         dict(compute.asked))
+
+    def test_timeout_names_the_nodes_not_asked(self):
+        compute = FakeCompute({'id1': ['kernel'], 'id2': ['kernel']})
+        error = self.assertRaises(
+            readiness.NotReadyError, self.wait,
+            [readiness.Node('id1', 'n1', 'prox'),
+             readiness.Node('id2', 'n2', 'prox')], compute, 30)
+        self.assertIn('n1, console ends: kernel', str(error))
+        self.assertIn('n2, console ends: (not asked: an earlier node was '
+                      'not ready)', str(error))
+
     def test_expected_nodes(self):
         topology = fake_topology(('s-vnf1', 'testpmd'),
                                  ('s-vnf2', 'testpmd'),
