@@ -86,6 +86,18 @@ function probe_virt_type {
     state_record virt-type "$CLOUD_VIRT_TYPE"
 }
 
+# `probe`: the virt_type guests will run under, alone on stdout. An image
+# built for this cloud depends on it (under TCG its guests need pci=nomsi),
+# so a caller that builds the image asks first and uploads it with its one
+# `up`. It installs `up`'s packages (the probe boots a kernel with QEMU);
+# `up` then recalls the answer and `down` removes what both made.
+function cloud_probe {
+    state_init
+    install_packages >&2
+    probe_virt_type >&2
+    echo "$CLOUD_VIRT_TYPE"
+}
+
 # OVS with DPDK, through the devstack plugin's functions.
 function ovs_dpdk_up {
     local alternative
