@@ -420,13 +420,61 @@ class DownTest(StateTest):
              'DROP DATABASE IF EXISTS neutron'], sql)
 
 
+class ImagesTest(StateTest):
+    """What `probe` and `up --build-images` hand on."""
+
+    def lifecycle(self, script):
+        return self.bash('CLOUD_HOST=127.0.0.1; source %s/lifecycle.bash; %s'
+                         % (LIB, script))
+
+    def test_probe_prints_the_virt_type_alone_on_stdout(self):
+        # A kernel that boots to nothing under KVM: TCG (qemu).
+        cache = os.path.join(self.tmp, 'cache')
+        os.makedirs(os.path.join(cache, 'epa-chain', 'kvm-probe'))
+        open(os.path.join(cache, 'epa-chain', 'kvm-probe', 'vmlinuz-6'),
+             'w').close()
+        done = self.lifecycle(
+            'CLOUD_VIRT_TYPE=; XDG_CACHE_HOME=%s; '
+            'install_packages() { echo installing; }; '
+            'timeout() { echo "booting $2 $3" >&2; }; cloud_probe' % cache)
+        self.assertEqual(0, done.returncode, done.stderr)
+        self.assertEqual('qemu\n', done.stdout)
+        self.assertIn('installing', done.stderr)
+        with open(os.path.join(self.state, 'records', 'virt-type')) as f:
+            self.assertEqual('qemu\n', f.read())
+
+    def test_build_images_take_prox_from_epa_chain_prox_source(self):
+        tarball = os.path.join(self.tmp, 'samplevnf.tar.gz')
+        open(tarball, 'w').close()
+        show = ('; echo "${DIB_REPOTYPE_samplevnf:-} '
+                '$DIB_REPOLOCATION_samplevnf ${DIB_REPOREF_samplevnf:-}"')
+        for source, expected in (
+                (tarball, 'file file://%s ' % tarball),
+                ('https://git.example/samplevnf.git#c9716490',
+                 'git https://git.example/samplevnf.git c9716490'),
+                ('/src/samplevnf', 'git /src/samplevnf HEAD')):
+            done = self.lifecycle(
+                'EPA_CHAIN_PROX_SOURCE=%s; _samplevnf_for_dib%s'
+                % (source, show))
+            self.assertEqual(0, done.returncode, done.stderr)
+            self.assertEqual(expected, done.stdout.strip('\n'), source)
+        done = self.lifecycle('DIB_REPOLOCATION_samplevnf=mine; '
+                              'EPA_CHAIN_PROX_SOURCE=%s; '
+                              '_samplevnf_for_dib%s' % (tarball, show))
+        self.assertIn(' mine', done.stdout)
+        done = self.lifecycle('EPA_CHAIN_PROX_SOURCE=; _samplevnf_for_dib')
+        self.assertEqual(1, done.returncode)
+        self.assertIn('--build-images: set EPA_CHAIN_PROX_SOURCE',
+                      done.stderr)
+
+
 class CommandLineTest(unittest.TestCase):
 
     def test_usage_errors(self):
         done = subprocess.run([TOOL, 'sideways'], capture_output=True,
                               text=True)
         self.assertEqual(1, done.returncode)
-        self.assertIn("unknown action 'sideways': up, down, status, "
+        self.assertIn("unknown action 'sideways': probe, up, down, status, "
                       "tempest or tester", done.stderr)
         done = subprocess.run([TOOL, 'tester', 'up'], capture_output=True,
                               text=True)

@@ -160,6 +160,9 @@ function images_up {
         EPA_CHAIN_GENERATOR_IMAGE_BUILD_CMD=
     fi
     EPA_CHAIN_BUILD_IMAGES=$BUILD_IMAGES
+    if [[ $BUILD_IMAGES == True && -z $VNF_IMAGE_FILE ]]; then
+        _samplevnf_for_dib
+    fi
     if [[ -z $VNF_IMAGE_FILE && $BUILD_IMAGES != True ]]; then
         echo "no image given (--vnf-image FILE or --build-images): the" \
             "stacks need $EPA_CHAIN_VNF_IMAGE_NAME and" \
@@ -179,6 +182,27 @@ function images_up {
         file=$(os_openstack image show -f value -c status "${!name}")
         [[ $file == active ]] || cloud_die "image ${!name} is $file, not active"
     done
+}
+
+# --build-images: DIB's source-repositories element takes PROX's source
+# from EPA_CHAIN_PROX_SOURCE (a tarball as is, a git URL[#REF] or checkout
+# cloned), as the images test's harness gives it, not from GitHub. A
+# DIB_REPOLOCATION_samplevnf of the caller's wins.
+function _samplevnf_for_dib {
+    local source=${EPA_CHAIN_PROX_SOURCE:-}
+    [[ -z ${DIB_REPOLOCATION_samplevnf:-} ]] || return 0
+    [[ -n $source ]] || cloud_die "--build-images: set EPA_CHAIN_PROX_SOURCE" \
+        "to a samplevnf tarball or git repository (or DIB_REPOLOCATION_samplevnf)"
+    if [[ -f $source ]]; then
+        export DIB_REPOTYPE_samplevnf=file
+        DIB_REPOLOCATION_samplevnf=file://$(readlink -f "$source")
+    else
+        export DIB_REPOTYPE_samplevnf=git
+        DIB_REPOLOCATION_samplevnf=${source%%#*}
+        export DIB_REPOREF_samplevnf=HEAD
+        [[ $source != *#* ]] || DIB_REPOREF_samplevnf=${source#*#}
+    fi
+    export DIB_REPOLOCATION_samplevnf
 }
 
 # Wait until compute, network and orchestration report their workers up.
