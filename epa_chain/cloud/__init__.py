@@ -30,6 +30,7 @@ hop_check       a low-rate trial per direction before measuring.
 budget          the scenario inside the test's timeout.
 results         where a scenario writes its results, tables and plots.
 openstack_cli   `epa-chain prove`'s view of a stack, through the client.
+sdk_compute     prove's readiness questions in process (openstacksdk).
 ovs_hops        prove's per-hop Open vSwitch counters, on the host.
 placement       where Nova put each server, and why it refused.
 proof           the proof prove writes and measure --loss-by-hop reads.

@@ -16,7 +16,9 @@
 already has the client and a clouds.yaml entry: it asks the same client
 (python-openstackclient with the Heat plugin) rather than adding an SDK
 to epa-chain's requirements. Provides what cloud.readiness expects of a
-compute service: server_status() and console_output().
+compute service: server_status() and console_output(); the readiness
+wait asks them every few seconds, through the client's own library in
+this process where it imports (readiness_compute, sdk_compute).
 
 Names and IDs (a stack the user named, servers the cloud listed) always
 follow `--`, which ends the client's options: a name starting with `-`
@@ -73,8 +75,23 @@ class OpenStackCLI:
         if cloud is not None and (not cloud or cloud.startswith('-')):
             raise ValueError('--os-cloud %r: give the name of a clouds.yaml '
                              'entry' % (cloud,))
+        # The clouds.yaml entry, or None for the OS_* variables.
+        self.cloud = cloud or None
         self.base = [command] + (['--os-cloud', cloud] if cloud else [])
         self._run = run
+
+    def readiness_compute(self):
+        """What the readiness wait asks each round: in process where it can.
+
+        The client's start costs seconds of CPU a question (sdk_compute).
+        A client given its own `run` (a recording, a wrapper) answers
+        every question itself.
+        """
+        if self._run is not subprocess.run:
+            return self
+        from epa_chain.cloud import sdk_compute
+
+        return sdk_compute.readiness_compute(self.cloud, self, CLIError)
 
     def call(self, *args, names=()):
         """Run the client; its stdout. CLIError when it fails.

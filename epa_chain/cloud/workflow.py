@@ -469,8 +469,8 @@ def _prove_steps(cli, request, say, proof):
                            shown_stack.parameters, checked)
     proof['servers'] = {node.name: node.engine for node in nodes}
     proof['placement'] = placed(shown, shown_stack.parameters, say)
-    ready = wait_ready(cli, nodes, shown, request.ready_timeout, say,
-                       interval=5.0)
+    ready = wait_ready(cli.readiness_compute(), nodes, shown,
+                       request.ready_timeout, say, interval=5.0)
     proof.update(ready_after_s=ready.ready_after_s, boot=ready.boot)
     say('every server is ready; generator at %s:%s'
         % (endpoint['host'], endpoint['port']))
