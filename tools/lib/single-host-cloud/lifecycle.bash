@@ -337,6 +337,22 @@ function _stop_services {
     done
 }
 
+# _stop_services_together NAME... - stop these at once. Each waits on its
+# own daemon (neutron-openvswitch-agent's init script 29 s, heat-engine
+# 15 s): one after another the cloud's services took 93 s of `down`.
+function _stop_services_together {
+    local service i pids=() names=()
+    for service in "$@"; do
+        echo "stopping $service"
+        service_stop "$service" &
+        pids+=("$!")
+        names+=("$service")
+    done
+    for i in "${!pids[@]}"; do
+        wait "${pids[$i]}" || down_gave_up "${names[$i]} (still running)"
+    done
+}
+
 # The databases `up` created, dropped once no service of the cloud holds
 # a session in them. A run cut off before its `down` may have lost MariaDB
 # but not its databases: MariaDB is started again for the drop, so that a
@@ -367,7 +383,7 @@ function cloud_down {
     for service in "${started[@]}"; do
         [[ " ${INFRASTRUCTURE[*]} " == *" $service "* ]] || services+=("$service")
     done
-    _stop_services "${services[@]}"
+    _stop_services_together "${services[@]}"
     _drop_databases
     if service_pid rabbitmq-server > /dev/null; then
         timeout 60 rabbitmqctl delete_user openstack > /dev/null 2>&1 || true
