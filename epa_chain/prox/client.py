@@ -50,6 +50,14 @@ import warnings
 from epa_chain.chain import wire
 
 DEFAULT_PORT = 8474
+# How long connect() keeps trying. A guest that printed READY may not be
+# reachable yet: on the single-host cloud Neutron gave a new generator the
+# address a deleted one had, and the host's neighbour entry still named the
+# old MAC until it was probed again (~8 s), so a 5 s connect timed out.
+CONNECT_TIMEOUT_S = 15.0
+# Each attempt's own bound: a SYN lost to a stale neighbour entry is sent
+# again by the next attempt instead of TCP's backoff (1, 3, 7, 15 s).
+CONNECT_ATTEMPT_S = 2.0
 #: PROX's "no value" (a stats path that does not exist, or a latency value
 #: before the first sample): uint64 -1.
 NO_VALUE = 2 ** 64 - 1
@@ -338,7 +346,8 @@ class ProxClient:
     for start and 30 s for stop).
     """
 
-    def __init__(self, host, port=DEFAULT_PORT, connect_timeout=5.0,
+    def __init__(self, host, port=DEFAULT_PORT,
+                 connect_timeout=CONNECT_TIMEOUT_S,
                  reply_timeout=5.0, start_timeout=15.0, stop_timeout=35.0,
                  drain_timeout=10.0, quit_timeout=5.0):
         self.host = host
@@ -366,18 +375,30 @@ class ProxClient:
     def endpoint(self):
         return '%s:%d' % (self.host, self.port)
 
+    def _open(self):
+        """A connected socket, tried again until connect_timeout passes."""
+        deadline = time.monotonic() + self.connect_timeout
+        while True:
+            left = deadline - time.monotonic()
+            try:
+                return socket.create_connection(
+                    (self.host, self.port),
+                    timeout=max(0.1, min(CONNECT_ATTEMPT_S, left)))
+            except OSError as exc:
+                if deadline - time.monotonic() < 0.5:
+                    raise ProxConnectionError(
+                        'connect', 'cannot reach PROX at %s within %.0f s: '
+                        '%s; is PROX (prox -t, or the generator\'s control '
+                        'relay) listening there, and the control port open '
+                        'to this host?' % (self.endpoint,
+                                           self.connect_timeout, exc))
+                time.sleep(0.5)
+
     def connect(self):
         """Open the connection and learn PROX's version; idempotent."""
         if self._sock is not None:
             return self._version
-        try:
-            sock = socket.create_connection((self.host, self.port),
-                                            timeout=self.connect_timeout)
-        except OSError as exc:
-            raise ProxConnectionError(
-                'connect', 'cannot reach PROX at %s: %s; is PROX (prox -t, '
-                'or the generator\'s control relay) listening there, and '
-                'the control port open to this host?' % (self.endpoint, exc))
+        sock = self._open()
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         self._sock = sock
         self._buffer = bytearray()

@@ -156,7 +156,8 @@ class ProxGenerator(trial.Generator):
     def __init__(self, host, port=prox_client.DEFAULT_PORT, layout=None,
                  link_bps=DEFAULT_LINK_BPS, rate_tolerance=RATE_TOLERANCE,
                  flow_mode='exact', poll_interval_s=0.25,
-                 drain_timeout_s=6.0, connect_timeout_s=5.0,
+                 drain_timeout_s=6.0,
+                 connect_timeout_s=prox_client.CONNECT_TIMEOUT_S,
                  reply_timeout_s=5.0, start_timeout_s=15.0,
                  stop_timeout_s=35.0, update_interval_ms=None,
                  sleep=time.sleep, clock=time.monotonic):

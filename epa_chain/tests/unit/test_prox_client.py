@@ -17,6 +17,7 @@ fixtures/prox/prox-control-transcript.json.
 """
 
 import socket
+import threading
 import time
 import warnings
 
@@ -519,6 +520,23 @@ class TestTimeouts(ReplayTestCase):
         self.assertEqual('22.12', client.reconnect().prox)
         self.assertEqual('22.11.11', client.version().dpdk)
         self.assertEqual(2, server.connections)
+
+    def test_a_listener_that_comes_late_is_reached(self):
+        # A guest READY before its address is reachable from here: the
+        # connection is tried again within connect_timeout.
+        server = socket.socket()
+        self.addCleanup(server.close)
+        server.bind(('127.0.0.1', 0))
+        port = server.getsockname()[1]
+        timer = threading.Timer(1.2, server.listen)
+        timer.start()
+        self.addCleanup(timer.cancel)
+        client = prox_client.ProxClient('127.0.0.1', port,
+                                        connect_timeout=5.0)
+        started = time.monotonic()
+        sock = client._open()
+        sock.close()
+        self.assertGreater(time.monotonic() - started, 1.0)
 
     def test_nothing_listening(self):
         probe = socket.socket()
