@@ -74,7 +74,7 @@ class VnfImage:
             return stream.read().strip()
 
 
-def content_key(prox_source, extra=''):
+def content_key(prox_source, emulated='0'):
     """A digest of the image's inputs: git's blob ids and the source's."""
     listing = subprocess.run(
         ['git', 'ls-files', '-s', '--'] + list(INPUTS), cwd=repo.ROOT,
@@ -85,7 +85,7 @@ def content_key(prox_source, extra=''):
         ['git', 'diff', 'HEAD', '--'] + list(INPUTS), cwd=repo.ROOT,
         check=True, stdout=subprocess.PIPE).stdout
     digest.update(changed)
-    digest.update(extra.encode())
+    digest.update(emulated.encode())
     if prox_source and os.path.isfile(prox_source):
         with open(prox_source, 'rb') as stream:
             for block in iter(lambda: stream.read(1 << 20), b''):
@@ -95,14 +95,13 @@ def content_key(prox_source, extra=''):
     return digest.hexdigest()[:16]
 
 
-def kernel_extra(virt_type):
-    """Kernel arguments the cloud's hypervisor needs of its guests.
+def guest_emulated(virt_type):
+    """DIB_EPA_GUEST_EMULATED for the cloud's hypervisor: '1' under TCG.
 
-    Under QEMU's TCG, QEMU 7.2 crashes when a guest unmasks the MSI-X
-    vector of a vhost-user NIC: guests use legacy interrupts there
-    (diskimage-elements/epa-chain-dataplane-kernel/README.rst).
+    The element then gives the guests the kernel arguments emulation
+    needs (diskimage-elements/epa-chain-dataplane-kernel/README.rst).
     """
-    return 'pci=nomsi' if virt_type == 'qemu' else ''
+    return '1' if virt_type == 'qemu' else '0'
 
 
 def vnf_image(log, virt_type):
@@ -113,15 +112,15 @@ def vnf_image(log, virt_type):
 def vnf_build(log, virt_type):
     """VnfImage, built unless the cache holds this content's four files."""
     prox_source = os.environ.get(build.SOURCE_VARIABLE)
-    extra = kernel_extra(virt_type)
-    directory = os.path.join(CACHE, content_key(prox_source, extra))
+    emulated = guest_emulated(virt_type)
+    directory = os.path.join(CACHE, content_key(prox_source, emulated))
     cached = VnfImage.in_directory(directory)
     if all(os.path.isfile(path) for path in cached.files):
         log('image %s: cached with its kernel, initrd and command line '
             '(inputs unchanged)' % cached.image)
         return cached
     env = dib_build.environment()
-    env['DIB_EPA_KERNEL_CMDLINE_EXTRA'] = extra
+    env['DIB_EPA_GUEST_EMULATED'] = emulated
     log('building the VNF image with vnf_images/%s (%s DIB cache)...'
         % (BUILD_COMMAND, 'warm' if dib_build.is_warm(env) else 'cold'))
     work = directory + '.build'

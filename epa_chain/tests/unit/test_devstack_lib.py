@@ -460,6 +460,28 @@ class ShellLibraryTest(testtools.TestCase):
             upload + 'epa-chain-generator',
         ], lines)
 
+    def test_an_image_built_for_tcg_guests_says_so_to_the_element(self):
+        # The build sees DIB_EPA_GUEST_EMULATED: 1 on a LIBVIRT_TYPE=qemu
+        # cloud, 0 under KVM, and the caller's own value wins.
+        bin_dir = os.path.join(self.tmp, 'bin')
+        seen = os.path.join(self.tmp, 'seen')
+        self._fake_commands(bin_dir, {
+            'build-vnf': 'while getopts o:n: f; do case $f in o) d=$OPTARG;;'
+                         ' n) n=$OPTARG;; esac; done; '
+                         'echo "$DIB_EPA_GUEST_EMULATED" >> %s; '
+                         'echo image > "$d/$n.qcow2"' % seen})
+        build = os.path.join(bin_dir, 'build-vnf')
+        images = os.path.join(self.tmp, 'images')
+        for knobs in ({'LIBVIRT_TYPE': 'qemu'}, {'LIBVIRT_TYPE': 'kvm'}, {},
+                      {'LIBVIRT_TYPE': 'qemu', 'DIB_EPA_GUEST_EMULATED': '0'}):
+            self.assertEqual(
+                os.path.join(images, 'vnf.qcow2'),
+                self.output('_epa_chain_image_file vnf vnf "" %s' % build,
+                            EPA_CHAIN_BUILD_IMAGES='True',
+                            EPA_CHAIN_IMAGE_DIR=images, **knobs))
+        with open(seen) as f:
+            self.assertEqual(['1', '0', '0', '0'], f.read().split())
+
     def test_the_builds_kernel_and_initrd_are_booted_directly(self):
         # A build that writes the boot files beside the image, as
         # vnf_images/ does; the client answers an image id for -c id.

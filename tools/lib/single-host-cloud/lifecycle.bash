@@ -162,6 +162,8 @@ function images_up {
     EPA_CHAIN_BUILD_IMAGES=$BUILD_IMAGES
     if [[ $BUILD_IMAGES == True && -z $VNF_IMAGE_FILE ]]; then
         _samplevnf_for_dib
+        # The image is built for the hypervisor the probe found.
+        local LIBVIRT_TYPE=$CLOUD_VIRT_TYPE
     fi
     if [[ -z $VNF_IMAGE_FILE && $BUILD_IMAGES != True ]]; then
         echo "no image given (--vnf-image FILE or --build-images): the" \
