@@ -164,6 +164,16 @@ def qemu_pids(proc='/proc'):
     return found
 
 
+def kernel_cmdline(pid, proc='/proc'):
+    """The -append argument of a QEMU booting its kernel directly."""
+    with open(os.path.join(proc, str(pid), 'cmdline'), 'rb') as stream:
+        argv = stream.read().split(b'\0')
+    for index, word in enumerate(argv[:-1]):
+        if word == b'-append':
+            return argv[index + 1].decode()
+    return None
+
+
 def cpu_share(pids, seconds=10.0, proc='/proc'):
     """{pid: share of one host CPU} each process used over `seconds`."""
     def used(pid):

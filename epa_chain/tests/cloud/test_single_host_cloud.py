@@ -257,7 +257,7 @@ class SingleHostCloudTest(unittest.TestCase):
         # The image depends on the hypervisor (probed once, as `up` would),
         # then the one `up` uploads it.
         started = time.monotonic()
-        virt_type = cls._probe()
+        virt_type = cls.virt_type = cls._probe()
         cls.timings['probe_s'] = round(time.monotonic() - started)
         started = time.monotonic()
         image = images.vnf_image(_log, virt_type)
@@ -821,6 +821,12 @@ class SingleHostCloudTest(unittest.TestCase):
             vnfs[server['Name']] = pids[shown[
                 'OS-EXT-SRV-ATTR:instance_name']]
         self.assertEqual(2, len(vnfs), vnfs)
+        if self.virt_type == 'qemu':
+            # The element's arguments for TCG guests reached the kernels
+            # booted (DIB_EPA_GUEST_EMULATED).
+            for name, pid in vnfs.items():
+                self.assertIn(' pci=nomsi mitigations=off',
+                              host.kernel_cmdline(pid) or '', name)
         shares = host.cpu_share(list(vnfs.values()))
         used = {name: shares[pid] for name, pid in vnfs.items()}
         _log('parked VNFs, share of a host CPU each over 10 s: %s'
