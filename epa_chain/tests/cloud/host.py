@@ -142,36 +142,42 @@ def process_users(name):
     return sorted(set(done.stdout.split()))
 
 
+def _argv(pid, proc):
+    """A process's arguments, as bytes."""
+    with open(os.path.join(proc, str(pid), 'cmdline'), 'rb') as stream:
+        return stream.read().split(b'\0')
+
+
+def _option(argv, flag):
+    """The word after FLAG in argv, decoded; None without it."""
+    for index, word in enumerate(argv[:-1]):
+        if word == flag:
+            return argv[index + 1].decode()
+    return None
+
+
 def qemu_pids(proc='/proc'):
     """{libvirt domain name: pid} of the QEMU processes on this host."""
     found = {}
     for pid in filter(str.isdigit, os.listdir(proc)):
         try:
-            with open(os.path.join(proc, pid, 'cmdline'), 'rb') as stream:
-                argv = stream.read().split(b'\0')
+            argv = _argv(pid, proc)
         except OSError:
             continue
         if not argv or b'qemu-system' not in argv[0]:
             continue
-        for index, word in enumerate(argv[:-1]):
-            if word == b'-name':
-                # guest=instance-00000001,debug-threads=on
-                for part in argv[index + 1].decode().split(','):
-                    name = part.split('=', 1)[-1]
-                    if part.startswith('guest=') or '=' not in part:
-                        found[name] = int(pid)
-                        break
+        # guest=instance-00000001,debug-threads=on
+        for part in (_option(argv, b'-name') or '').split(','):
+            name = part.split('=', 1)[-1]
+            if name and (part.startswith('guest=') or '=' not in part):
+                found[name] = int(pid)
+                break
     return found
 
 
 def kernel_cmdline(pid, proc='/proc'):
     """The -append argument of a QEMU booting its kernel directly."""
-    with open(os.path.join(proc, str(pid), 'cmdline'), 'rb') as stream:
-        argv = stream.read().split(b'\0')
-    for index, word in enumerate(argv[:-1]):
-        if word == b'-append':
-            return argv[index + 1].decode()
-    return None
+    return _option(_argv(pid, proc), b'-append')
 
 
 def cpu_share(pids, seconds=10.0, proc='/proc'):

@@ -826,8 +826,9 @@ class SingleHostCloudTest(unittest.TestCase):
             # The element's arguments for TCG guests reached the kernels
             # booted (DIB_EPA_GUEST_EMULATED).
             for name, pid in vnfs.items():
-                self.assertIn(' pci=nomsi mitigations=off',
-                              host.kernel_cmdline(pid) or '', name)
+                cmdline = host.kernel_cmdline(pid) or ''
+                self.assertIn(' pci=nomsi mitigations=off', cmdline, name)
+                self.assertNotIn('nohz_full', cmdline, name)
         shares = host.cpu_share(list(vnfs.values()))
         used = {name: shares[pid] for name, pid in vnfs.items()}
         _log('parked VNFs, share of a host CPU each over 10 s: %s'

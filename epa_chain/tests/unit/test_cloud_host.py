@@ -1,0 +1,55 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
+"""The cloud test's readers of QEMU processes, on a fake /proc."""
+
+import os
+import shutil
+import tempfile
+
+import testtools
+
+from epa_chain.tests.cloud import host
+
+_CMDLINE = 'root=LABEL=cloudimg-rootfs ro isolcpus=1-N pci=nomsi'
+
+
+class QemuProcessesTest(testtools.TestCase):
+
+    def setUp(self):
+        super().setUp()
+        self.proc = tempfile.mkdtemp(prefix='epa-fake-proc-')
+        self.addCleanup(shutil.rmtree, self.proc)
+
+    def process(self, pid, *argv):
+        os.makedirs(os.path.join(self.proc, str(pid)))
+        with open(os.path.join(self.proc, str(pid), 'cmdline'), 'wb') as f:
+            f.write(b'\0'.join(word.encode() for word in argv) + b'\0')
+
+    def test_libvirt_guests_by_domain_name(self):
+        # libvirt's -name form, QEMU's plain form, and not QEMU at all.
+        self.process(101, '/usr/bin/qemu-system-x86_64', '-name',
+                     'guest=instance-00000001,debug-threads=on',
+                     '-kernel', 'k', '-append', _CMDLINE)
+        self.process(102, 'qemu-system-x86_64', '-name', 'plain')
+        self.process(103, '/usr/bin/python3', '-name', 'guest=not-qemu')
+        self.process(104, 'qemu-system-x86_64', '-machine', 'pc')
+        os.makedirs(os.path.join(self.proc, 'self'))
+        self.assertEqual({'instance-00000001': 101, 'plain': 102},
+                         host.qemu_pids(self.proc))
+
+    def test_kernel_command_line_of_a_direct_boot(self):
+        self.process(101, 'qemu-system-x86_64', '-kernel', 'k',
+                     '-append', _CMDLINE)
+        self.process(102, 'qemu-system-x86_64', '-drive', 'file=disk')
+        self.assertEqual(_CMDLINE, host.kernel_cmdline(101, self.proc))
+        self.assertIsNone(host.kernel_cmdline(102, self.proc))
