@@ -114,6 +114,9 @@ def _image_arguments(run):
                        type=_login_user,
                        help='whose authorized_keys get the SSH keys '
                             '(default: %(default)s)')
+    image.add_argument('--online-cpus', action='store_true',
+                       help='first bring the vCPUs the kernel left offline '
+                            '(maxcpus= on its command line) online')
 
 
 def _host_arguments(run):
@@ -150,7 +153,8 @@ def main(argv=None):
         status=status, dry_run=args.dry_run, driver=args.driver,
         run_dir=args.run_dir, prox=args.prox, testpmd=args.testpmd,
         virtio_user=sockets, cpus=args.cpus,
-        manage_guest=args.manage_guest, login_user=args.login_user)
+        manage_guest=args.manage_guest, login_user=args.login_user,
+        online_cpus=args.online_cpus)
     runtime = boot.Runtime(options)
     if not args.dry_run:
         boot.install_signal_handlers(runtime)

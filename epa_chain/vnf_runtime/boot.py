@@ -70,6 +70,8 @@ class Options:
     # cloud-init in the image), for --login-user
     manage_guest: bool = False
     login_user: str = 'epa'
+    # --online-cpus: vCPUs the kernel left offline (maxcpus=) come up
+    online_cpus: bool = False
 
 
 @dataclasses.dataclass
@@ -271,6 +273,7 @@ class Runtime:
             name = drive.server_name
             if not self.options.dry_run:
                 self._manage_guest(drive)
+                self._online_cpus()
             prepared = prepare(self.options, self.sysfs, self.binder, drive,
                                unix_sockets=self.unix_sockets)
             name = prepared.node.name
@@ -319,6 +322,15 @@ class Runtime:
         self.reporter.ready(node.name, node.engine, pid=self._supervisor.pid,
                             control=control)
         self._ready_once = True
+
+    def _online_cpus(self):
+        """The vCPUs a lean boot left offline, before cores are laid out."""
+        if not self.options.online_cpus:
+            return
+        brought = cpus.bring_online(self.sysfs)
+        if brought:
+            self.reporter.note('brought CPU %s online'
+                               % cpus.format_cpu_list(brought))
 
     def _manage_guest(self, drive):
         """Name, management address and SSH keys, before anything else.

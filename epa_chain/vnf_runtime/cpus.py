@@ -20,6 +20,12 @@ nothing else is scheduled where packets are moved; the master goes on the
 first CPU that is not a worker. On a host (`--cpus LIST`) the pool is
 the CPUs the node was given, as a hypervisor gives a guest its vCPUs: the
 online and isolated CPUs outside that list do not exist for the node.
+
+Images for emulated clouds boot with one vCPU online (maxcpus=1, the
+epa-chain-dataplane-kernel element): every inter-processor interrupt of a
+booting guest makes its sender spin until the host schedules the other
+vCPU's thread. The runtime brings the rest online before it lays out the
+cores (--online-cpus).
 """
 
 import dataclasses
@@ -64,6 +70,28 @@ def format_cpu_list(cpus):
             ranges.append([cpu, cpu])
     return ','.join(str(a) if a == b else '%d-%d' % (a, b)
                     for a, b in ranges)
+
+
+def bring_online(sysfs):
+    """Bring every present but offline CPU online; the CPUs it brought."""
+    present = parse_cpu_list(sysfs.read('devices/system/cpu/present',
+                                        default='0'))
+    online = parse_cpu_list(sysfs.read('devices/system/cpu/online',
+                                       default='0'))
+    brought = []
+    for cpu in present:
+        if cpu in online:
+            continue
+        knob = 'devices/system/cpu/cpu%d/online' % cpu
+        try:
+            sysfs.write(knob, '1')
+        except OSError as exc:
+            raise errors.SystemSetupError(
+                '%s: CPU %d did not come online (%s): boot the image '
+                'without maxcpus= on its kernel command line'
+                % (sysfs.path(knob), cpu, exc.strerror or exc))
+        brought.append(cpu)
+    return brought
 
 
 def layout(sysfs, workers_needed, field='epa_chain.forwarding_cores',

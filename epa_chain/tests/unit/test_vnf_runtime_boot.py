@@ -362,6 +362,27 @@ class TestBadMetadata(RuntimeCase):
 
 class TestBringUp(RuntimeCase):
 
+    def test_vcpus_left_offline_come_up_before_the_cores_are_laid_out(self):
+        drive = self.drive()
+        with open(self.guest.path('devices/system/cpu/online'), 'w') as out:
+            out.write('0\n')             # the kernel booted with maxcpus=1
+        seen = {}
+
+        def during_watch():
+            seen['status'] = self.status_file()
+            runtime.request_stop()
+
+        runtime = self.runtime(drive, during_watch=during_watch)
+        runtime.sysfs = self.kernel
+        runtime.options = dataclasses.replace(runtime.options,
+                                              online_cpus=True)
+        self.assertEqual(0, runtime.run())
+        self.assertIn(('devices/system/cpu/cpu1/online', '1'),
+                      self.kernel.writes)
+        self.assertEqual({'master': 0, 'workers': [1]},
+                         seen['status']['cores'])
+        self.assertIn('epa-chain: brought CPU 1 online', self.console_lines())
+
     def test_vnf_comes_up_and_stops_clean(self):
         drive = self.drive('vecpe-unidir', 'vnf1')
         seen = {}

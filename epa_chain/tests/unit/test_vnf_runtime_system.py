@@ -83,6 +83,30 @@ class TestCpus(Case):
         layout = cpus.layout(sysfs.Sysfs(self.root), 2)
         self.assertEqual(cpus.CoreLayout(0, (1, 2), False), layout)
 
+    def test_offline_vcpus_come_online_for_the_layout(self):
+        # maxcpus=1: the isolated vCPU is present, not yet online
+        fakes.FakeGuest(self.root, cpus=3, isolated='1-2', online='0')
+        kernel = fakes.FakeKernelSysfs(self.root)
+        self.assertEqual([1, 2], cpus.bring_online(kernel))
+        self.assertEqual(cpus.CoreLayout(0, (1, 2), True),
+                         cpus.layout(kernel, 2))
+
+    def test_all_online_writes_nothing(self):
+        fakes.FakeGuest(self.root, cpus=2, isolated='1')
+        kernel = fakes.FakeKernelSysfs(self.root)
+        self.assertEqual([], cpus.bring_online(kernel))
+        self.assertEqual([], kernel.writes)
+
+    def test_a_vcpu_that_stays_offline_names_its_knob_and_the_fix(self):
+        fakes.FakeGuest(self.root, cpus=2, isolated='1', online='0')
+        kernel = fakes.FakeKernelSysfs(self.root, stuck_cpus={1})
+        error = self.assertRaises(errors.SystemSetupError,
+                                  cpus.bring_online, kernel)
+        self.assertEqual(
+            '%s: CPU 1 did not come online (Input/output error): boot the '
+            'image without maxcpus= on its kernel command line'
+            % kernel.path('devices/system/cpu/cpu1/online'), error.reason)
+
     def test_cpu_list_format(self):
         self.assertEqual([0, 1, 2, 5, 7, 8], cpus.parse_cpu_list('0-2,5,7-8'))
         self.assertEqual([], cpus.parse_cpu_list('\n'))

@@ -21,11 +21,14 @@ memory. `FakeKernelSysfs` reacts to the writes the binder makes
 binding can be tested without a kernel.
 """
 
+import errno
 import json
 import os
+import re
 import tempfile
 
 from epa_chain.vnf_runtime import config_drive
+from epa_chain.vnf_runtime import cpus as cpus_mod
 from epa_chain.vnf_runtime import sysfs
 
 
@@ -69,11 +72,16 @@ class FakeGuest:
     """A guest's /sys under `root`."""
 
     def __init__(self, root, cpus=2, isolated='', memory_mb=2048,
-                 hugepages=None, iommu=False):
+                 hugepages=None, iommu=False, online=None):
         self.root = root
         self.nics = []
+        every = '0-%d\n' % (cpus - 1) if cpus > 1 else '0\n'
+        _write(self.path('devices/system/cpu/present'), every)
+        # `online`: fewer than all, as a kernel booted with maxcpus= has
         _write(self.path('devices/system/cpu/online'),
-               '0-%d\n' % (cpus - 1) if cpus > 1 else '0\n')
+               every if online is None else online + '\n')
+        for cpu in range(1, cpus):
+            os.makedirs(self.path('devices/system/cpu/cpu%d' % cpu))
         _write(self.path('devices/system/cpu/isolated'), isolated + '\n')
         _write(self.path('devices/system/node/node0/meminfo'),
                'Node 0 MemTotal:       %d kB\n' % (memory_mb * 1024))
@@ -136,21 +144,37 @@ class FakeGuest:
 class FakeKernelSysfs(sysfs.Sysfs):
     """Sysfs whose writes to the PCI core's files act like the kernel's."""
 
-    def __init__(self, root, refuse=()):
+    def __init__(self, root, refuse=(), stuck_cpus=()):
         super().__init__(root)
         self.refuse = set(refuse)     # drivers that will not take a device
+        self.stuck_cpus = set(stuck_cpus)   # CPUs that will not come up
         self.writes = []
 
     def write(self, relative, value):
         self.writes.append((relative, value))
         parts = relative.split('/')
-        if relative == 'bus/pci/drivers_probe':
+        cpu = re.match(r'^devices/system/cpu/cpu(\d+)/online$', relative)
+        if cpu:
+            self._hotplug(int(cpu.group(1)), value)
+        elif relative == 'bus/pci/drivers_probe':
             self._probe(value.strip())
         elif relative.endswith('/driver/unbind'):
             os.unlink(self.path('bus/pci/devices/%s/driver' % value.strip()))
         else:
             super().write(relative, value)
         return parts
+
+    def _hotplug(self, cpu, value):
+        if cpu in self.stuck_cpus:
+            raise OSError(errno.EIO, os.strerror(errno.EIO))
+        online = set(cpus_mod.parse_cpu_list(
+            self.read('devices/system/cpu/online')))
+        if value.strip() == '1':
+            online.add(cpu)
+        else:
+            online.discard(cpu)
+        super().write('devices/system/cpu/online',
+                      cpus_mod.format_cpu_list(online) + '\n')
 
     def _probe(self, pci):
         device = 'bus/pci/devices/%s/' % pci
