@@ -33,7 +33,7 @@ unset _epa_cmdline
 export DIB_EPA_KERNEL_CMDLINE_EXTRA=${DIB_EPA_KERNEL_CMDLINE_EXTRA:-}
 _epa_host_args=""
 if [ "${DIB_EPA_GUEST_EMULATED}" = 1 ]; then
-    _epa_host_args+=" pci=nomsi mitigations=off maxcpus=1"
+    _epa_host_args+=" pci=nomsi mitigations=off"
 fi
 if [ -n "${DIB_EPA_KERNEL_CMDLINE_EXTRA}" ]; then
     _epa_host_args+=" ${DIB_EPA_KERNEL_CMDLINE_EXTRA}"

@@ -51,20 +51,19 @@ class KernelCmdlineTest(testtools.TestCase):
         self.assertEqual('%s %s' % (_BOOTLOADER, _EPA), _cmdline())
 
     def test_emulated_guests_tick_less_and_skip_what_tcg_cannot_use(self):
-        self.assertEqual('%s %s pci=nomsi mitigations=off maxcpus=1'
+        self.assertEqual('%s %s pci=nomsi mitigations=off'
                          % (_BOOTLOADER, _EPA_EMULATED),
                          _cmdline(DIB_EPA_GUEST_EMULATED='1'))
 
     def test_extra_arguments_come_last(self):
         self.assertEqual(
-            '%s %s pci=nomsi mitigations=off maxcpus=1 intel_iommu=on'
+            '%s %s pci=nomsi mitigations=off intel_iommu=on'
             % (_BOOTLOADER, _EPA_EMULATED),
             _cmdline(DIB_EPA_GUEST_EMULATED='1',
                      DIB_EPA_KERNEL_CMDLINE_EXTRA='intel_iommu=on'))
 
     def test_a_whole_cmdline_of_the_callers_keeps_the_emulation_needs(self):
         self.assertEqual(
-            '%s isolcpus=2-3 pci=nomsi mitigations=off maxcpus=1'
-            % _BOOTLOADER,
+            '%s isolcpus=2-3 pci=nomsi mitigations=off' % _BOOTLOADER,
             _cmdline(DIB_EPA_GUEST_EMULATED='1',
                      DIB_EPA_KERNEL_CMDLINE='isolcpus=2-3'))
