@@ -21,11 +21,9 @@ first CPU that is not a worker. On a host (`--cpus LIST`) the pool is
 the CPUs the node was given, as a hypervisor gives a guest its vCPUs: the
 online and isolated CPUs outside that list do not exist for the node.
 
-Images for emulated clouds boot with one vCPU online (maxcpus=1, the
-epa-chain-dataplane-kernel element): every inter-processor interrupt of a
-booting guest makes its sender spin until the host schedules the other
-vCPU's thread. The runtime brings the rest online before it lays out the
-cores (--online-cpus).
+A kernel booted with maxcpus= (an image built with it on its command
+line) leaves the other vCPUs present but offline: with --online-cpus the
+runtime brings them online before it lays out the cores.
 """
 
 import dataclasses
