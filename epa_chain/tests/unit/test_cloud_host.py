@@ -13,9 +13,8 @@
 """The cloud test's readers of QEMU processes, on a fake /proc."""
 
 import os
-import shutil
-import tempfile
 
+import fixtures
 import testtools
 
 from epa_chain.tests.cloud import host
@@ -27,8 +26,7 @@ class QemuProcessesTest(testtools.TestCase):
 
     def setUp(self):
         super().setUp()
-        self.proc = tempfile.mkdtemp(prefix='epa-fake-proc-')
-        self.addCleanup(shutil.rmtree, self.proc)
+        self.proc = self.useFixture(fixtures.TempDir()).path
 
     def process(self, pid, *argv):
         os.makedirs(os.path.join(self.proc, str(pid)))
