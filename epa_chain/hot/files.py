@@ -461,16 +461,32 @@ def is_environment(document):
 
 
 def nested_template_paths(path, document):
-    """Files a template uses as resource types, by absolute path."""
+    """Files a template uses as resource types, by absolute path.
+
+    A resource's own type, or the type of the members a ResourceGroup
+    makes (its resource_def).
+    """
     nested = set()
     resources = document.get('resources')
     for definition in (resources.values() if isinstance(resources, dict)
                        else ()):
-        rtype = isinstance(definition, dict) and definition.get('type')
-        if isinstance(rtype, str) and rtype.endswith(TEMPLATE_SUFFIXES):
+        for rtype in (_resource_type(definition),
+                      _resource_type(_group_member(definition))):
+            if not (isinstance(rtype, str) and
+                    rtype.endswith(TEMPLATE_SUFFIXES)):
+                continue
             nested.add(os.path.normpath(
                 os.path.join(os.path.dirname(path), url_to_path(rtype))))
     return nested
+
+
+def _resource_type(definition):
+    return isinstance(definition, dict) and definition.get('type')
+
+
+def _group_member(definition):
+    properties = isinstance(definition, dict) and definition.get('properties')
+    return isinstance(properties, dict) and properties.get('resource_def')
 
 
 @dataclasses.dataclass

@@ -132,6 +132,7 @@ def _initialise():
     resource.Resource.is_service_available = classmethod(
         lambda cls, ctx: (True, None))
     client_plugin.ClientPlugin.client = _no_client
+    resource.Resource.rpc_client = _no_engine
     server.Server._validate_image_flavor = _skip_image_flavor_check
     nova_plugin.NovaClientPlugin.is_version_supported = _assume_microversion
     urlfetch.get = functools.partial(_no_fetch, urlfetch.URLFetchError)
@@ -236,6 +237,25 @@ def _inherited(environment):
 def _no_client(plugin, *args, **kwargs):
     raise CloudRequired('offline validation cannot reach the %s service'
                         % type(plugin).__module__.rsplit('.', 1)[-1])
+
+
+class _NoEngine:
+    """The engine a resource would ask about its created nested stack.
+
+    A ResourceGroup builds an inspector of its members at validate time
+    (for its removal policies); offline no member exists, so the inspector
+    never asks. Anything that does ask is told why there is no answer.
+    """
+
+    def __getattr__(self, name):
+        def ask(*args, **kwargs):
+            raise CloudRequired('offline validation has no Heat engine '
+                                'to ask (%s)' % name)
+        return ask
+
+
+def _no_engine(resource):
+    return _NoEngine()
 
 
 def _no_fetch(error, url, *args, **kwargs):

@@ -29,6 +29,7 @@ import uuid
 from epa_chain.hot import nested as nested_mod
 from epa_chain.hot import offline
 
+GROUP_TYPE = 'OS::Heat::ResourceGroup'
 _NAMESPACE = uuid.UUID('5a0e3d1c-6f43-4f9c-9a57-6b0c2c7e4a11')
 
 
@@ -180,6 +181,8 @@ def _realise_stack(stack, prefix, template, template_set, synthesiser,
                 attributes, properties = _realise_nested(
                     res, path, template_set, synthesiser, found)
                 resource_id = synthesiser.resource_id(path)
+                if res.type() == GROUP_TYPE:
+                    attributes = _group_attributes(path, found)
             else:
                 res.properties.validate(with_value=True)
                 properties = _resolved_properties(res)
@@ -245,6 +248,25 @@ def _realise_nested(res, path, template_set, synthesiser, found):
         except Exception as exc:
             raise RealisationError(path + ('outputs', name), template, exc)
     return outputs, dict(params)
+
+
+def _group_attributes(path, found):
+    """A ResourceGroup's attributes, from its realised members.
+
+    As Heat answers get_attr on a group: `resource.N` is member N's
+    attributes (a template member's are its outputs), `refs` and
+    `refs_map` its members' IDs, and any other name the list of that
+    attribute over the members, in index order.
+    """
+    members = sorted((res for key, res in found.items()
+                      if key[:-1] == path), key=lambda res: int(res.name))
+    attributes = {'refs': [m.resource_id for m in members],
+                  'refs_map': {m.name: m.resource_id for m in members}}
+    for member in members:
+        attributes['resource.' + member.name] = member.attributes
+        for name, value in member.attributes.items():
+            attributes.setdefault(name, []).append(value)
+    return attributes
 
 
 def _resolved_properties(res):
