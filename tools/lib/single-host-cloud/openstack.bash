@@ -547,6 +547,10 @@ function configure_heat {
     ini_secret "$conf" DEFAULT stack_domain_admin_password "{heat-domain-admin}"
     iniset "$conf" DEFAULT stack_user_domain_name heat
     iniset "$conf" DEFAULT num_engine_workers 1
+    # Heat retries a failed resource five times by default: a server Nova
+    # cannot place (anti-affinity on one host) took 136 s of retries
+    # before the stack failed. One retry still covers a passing stall.
+    iniset "$conf" DEFAULT action_retry_limit 1
     iniset "$conf" DEFAULT region_name_for_services "$CLOUD_REGION"
     ini_secret "$conf" database connection "$(os_db_url heat)"
     authtoken "$conf" keystone_authtoken heat
