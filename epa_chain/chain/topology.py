@@ -111,6 +111,32 @@ class Topology:
                 return node
         return None
 
+    def chains(self):
+        """The nodes of each chain: those their data segments join.
+
+        A stack may hold several chains side by side (chain.yaml's
+        chain_count), each on segments of its own; two nodes are in one
+        chain when a segment links them, directly or through other nodes.
+        Chains in order of their first node, nodes in stack order; a node
+        without data ports is a chain of its own.
+        """
+        parent = list(range(len(self.nodes)))
+
+        def root(index):
+            while parent[index] != index:
+                index = parent[index]
+            return index
+
+        first_on = {}
+        for index, node in enumerate(self.nodes):
+            for port in node.data_ports:
+                other = first_on.setdefault(port.network.key, index)
+                parent[root(index)] = root(other)
+        chains = {}
+        for index, node in enumerate(self.nodes):
+            chains.setdefault(root(index), []).append(node)
+        return list(chains.values())
+
 
 def _vlan(value):
     # Heat's ProviderNet schema types segmentation_id as a string.

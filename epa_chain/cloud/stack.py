@@ -40,8 +40,9 @@ SERVER_TYPE = 'OS::Nova::Server'
 # the ones a failed delete left behind holding its VLANs by it.
 STACK_TAG = 'epa-chain-benchmark'
 SEGMENT_PARAMETERS = ('net%d_physical_network', 'net%d_vlan')
-# chain.yaml nests servers one level down (lib/chain_server.yaml).
-NESTED_DEPTH = 2
+# chain.yaml nests servers three levels down: the chains group, a chain
+# (lib/chain_instance.yaml), a node (lib/chain_server.yaml).
+NESTED_DEPTH = 3
 
 
 class StackError(RuntimeError):

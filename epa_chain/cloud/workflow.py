@@ -398,8 +398,8 @@ def expected_nodes(shown, stack, outputs, parameters, checked):
 
     `shown` is {server id: `server show`} of the stack's servers. From the
     resolved stack's node configs when it was checked (as the Tempest
-    benchmark does), else the generator (the first hop of the forward
-    chain) runs PROX and every VNF the stack's vnf_engine.
+    benchmark does), else each chain's generator (the first hop of its
+    forward chain) runs PROX and every VNF the stack's vnf_engine.
     """
     if not shown:
         raise node_readiness.NotReadyError('stack %s has no server' % stack)
@@ -407,8 +407,9 @@ def expected_nodes(shown, stack, outputs, parameters, checked):
                for server_id, server in shown.items()}
     if checked is not None:
         return readiness.expected_nodes(checked.topology, servers)
-    generator = (outputs.get('forward_chain') or [{}])[0].get('server')
-    return [readiness.Node(server_id, name, 'prox' if name == generator
+    generators = {(chain.get('forward_chain') or [{}])[0].get('server')
+                  for chain in outputs.get('chains') or [outputs]}
+    return [readiness.Node(server_id, name, 'prox' if name in generators
                            else parameters.get('vnf_engine', 'prox'))
             for server_id, name in sorted(servers.items(),
                                           key=lambda item: item[1])]
@@ -457,10 +458,40 @@ def _prove_directions(endpoint, outputs, request, say, proof):
                 entry['attempts']))
 
 
+def chain_outputs(stack_outputs, request):
+    """Each chain's outputs and generator: [(outputs, endpoint)].
+
+    chain.yaml lists its chains in `chains` (chain_count); a template
+    without it (a TOSCA translation) is one chain, its outputs the
+    stack's. An external tester (--generator-endpoint) drives one chain.
+    """
+    chains = stack_outputs.get('chains') or [stack_outputs]
+    if len(chains) > 1 and request.generator_endpoint:
+        raise StepError(
+            'stack %s has %d chains: --generator-endpoint drives one; '
+            'deploy chain_count 1, or an in-stack generator per chain'
+            % (request.stack, len(chains)))
+    return [(chain, generator_endpoint(chain, request)) for chain in chains]
+
+
+def _prove_chains(chains, request, say, proof):
+    """Prove each chain in turn; chain 0's entries also at the top."""
+    proof['chains'] = []
+    for index, (outputs, endpoint) in enumerate(chains):
+        entry = {'index': outputs.get('index', index)}
+        proof['chains'].append(entry)
+        chain_say = say if len(chains) == 1 else (
+            lambda line, index=index: say('chain %d: %s' % (index, line)))
+        _prove_directions(endpoint, outputs, request, chain_say, entry)
+    for key, value in proof['chains'][0].items():
+        if key != 'index':
+            proof[key] = value
+
+
 def _prove_steps(cli, request, say, proof):
     shown_stack = created_stack(cli, request.stack)
     stack_outputs = shown_stack.outputs
-    endpoint = generator_endpoint(stack_outputs, request)
+    chains = chain_outputs(stack_outputs, request)
     checked, found = check_created(cli, request.stack, shown_stack, say)
     if found is not None:
         proof['findings'] = found
@@ -472,9 +503,10 @@ def _prove_steps(cli, request, say, proof):
     ready = wait_ready(cli.readiness_compute(), nodes, shown,
                        request.ready_timeout, say, interval=5.0)
     proof.update(ready_after_s=ready.ready_after_s, boot=ready.boot)
-    say('every server is ready; generator at %s:%s'
-        % (endpoint['host'], endpoint['port']))
-    _prove_directions(endpoint, stack_outputs, request, say, proof)
+    say('every server is ready; generator at %s'
+        % ', '.join('%s:%s' % (chain_endpoint['host'], chain_endpoint['port'])
+                    for _, chain_endpoint in chains))
+    _prove_chains(chains, request, say, proof)
 
 
 def prove(cli, request, say):

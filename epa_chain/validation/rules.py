@@ -275,7 +275,17 @@ def node_rules(topology, realisation):
 # ---- the MAC chain ----------------------------------------------------------
 
 def mac_chain_rules(topology, realisation):
-    nodes = [n for n in topology.nodes if n.config]
+    """Each chain of the stack, walked by its MACs.
+
+    Next hops are looked up in the whole stack: one into another chain
+    is reported as a hop onto another segment.
+    """
+    for chain in topology.chains():
+        yield from _chain_macs(chain, topology, realisation)
+
+
+def _chain_macs(chain, topology, realisation):
+    nodes = [n for n in chain if n.config]
     if not nodes:
         return
     vnfs = [n for n in nodes if n.config.role == 'vnf']

@@ -436,10 +436,10 @@ class SingleHostCloudTest(unittest.TestCase):
         self.assertEqual(0, status, findings)
         verdicts = {(f['check'], f['resource'], f['key']): f['verdict']
                     for f in findings}
-        for key in (('images', 'vnf1.server', 'vnf_image'),
-                    ('images', 'generator.server', 'generator_image'),
-                    ('networks', 'net0.network', 'segmentation_id'),
-                    ('networks', 'net1.network', 'segmentation_id'),
+        for key in (('images', 'chains.0.vnf1.server', 'vnf_image'),
+                    ('images', 'chains.0.generator.server', 'generator_image'),
+                    ('networks', 'chains.0.net0.network', 'segmentation_id'),
+                    ('networks', 'chains.0.net1.network', 'segmentation_id'),
                     ('quotas', 'compute', 'cores'),
                     ('quotas', 'network', 'port')):
             self.assertEqual('ok', verdicts.get(key), (key, findings))

@@ -31,6 +31,7 @@ _HERE = os.path.dirname(os.path.abspath(__file__))
 FIXTURES = os.path.join(os.path.dirname(_HERE), 'fixtures')
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(_HERE)))
 CHAIN = os.path.join(REPO, 'templates', 'chain.yaml')
+CHAIN_INSTANCE = os.path.join(REPO, 'templates', 'lib', 'chain_instance.yaml')
 # Both data ports of broken/nested_misspelled come from its broken lib file;
 # which one Heat validates first depends on its dependency graph's order.
 NESTED_PORTS = ('vnf1_left.port', 'vnf1_right.port')
@@ -252,7 +253,7 @@ class TestNetworkRules(FixtureTestCase):
             CHAIN, [fixture('broken', 'env_vlan_duplicate.yaml')])
         self.assertFinding(report, 'VLAN-UNIQUE',
                            shipped('lib', 'provider_segment.yaml'),
-                           'net1.network', 'segmentation_id',
+                           'chains.0.net1.network', 'segmentation_id',
                            'both VLAN 1001 on physnet1')
 
 
@@ -300,10 +301,11 @@ class TestMacChain(FixtureTestCase):
     def test_next_hop_on_another_network_shipped_chain(self):
         report = self.validate(
             CHAIN, [fixture('broken', 'env_mac_egress_is_vnf_port.yaml')])
+        # The VNF is declared in the chain's own template, one per chain.
         self.assertFinding(
-            report, 'MAC-CHAIN', CHAIN, 'vnf1',
+            report, 'MAC-CHAIN', CHAIN_INSTANCE, 'chains.0.vnf1',
             'forward_next_hop_mac',
-            'next hop 00:00:00:00:00:10 is vnf1_left.port on')
+            'next hop 00:00:00:00:00:10 is chains.0.vnf1_left.port on')
 
     def test_next_hop_is_own_port(self):
         path = broken('mac_chain_own_port.yaml')

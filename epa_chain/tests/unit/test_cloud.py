@@ -250,8 +250,9 @@ class StackServiceTest(testtools.TestCase):
         self.assertEqual('net-phys2-2001',
                          sent['environment']['parameters']['net1_name'])
         # Nested templates travel in files, keyed as the template uses them.
-        net0_type = sent['template']['resources']['net0']['type']
-        self.assertIn(net0_type, sent['files'])
+        chain_type = sent['template']['resources']['chains'][
+            'properties']['resource_def']['type']
+        self.assertIn(chain_type, sent['files'])
         self.assertTrue(any(name.endswith('lib/chain_server.yaml')
                             for name in sent['files']))
         params = sent['parameters']

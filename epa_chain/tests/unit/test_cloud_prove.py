@@ -517,3 +517,53 @@ class ProveChecksTheCreatedStackTest(unittest.TestCase):
              '--', '-s'],
             ['openstack', 'stack', 'file', 'list', '-f', 'json', '--',
              '-s']], calls)
+
+
+class ChainsTest(unittest.TestCase):
+    """prove walks every chain of a stack created with chain_count."""
+
+    @staticmethod
+    def _chain(index, host):
+        prefix = 's' if index == 0 else 's-chain%d' % index
+        return {'index': index,
+                'forward_chain': [{'server': prefix + '-generator'},
+                                  {'server': prefix + '-vnf1'}],
+                'generator_control_endpoint': {'host': host, 'port': 8474}}
+
+    def _outputs(self, count):
+        chains = [self._chain(i, '10.0.0.%d' % (i + 10)) for i in range(count)]
+        return dict(chains[0], chains=chains)
+
+    def test_each_chain_is_proven_through_its_own_generator(self):
+        request = workflow.ProveRequest(stack='s', ready_timeout=1)
+        chains = workflow.chain_outputs(self._outputs(2), request)
+        self.assertEqual([0, 1], [outputs['index'] for outputs, _ in chains])
+        self.assertEqual(['10.0.0.10', '10.0.0.11'],
+                         [endpoint['host'] for _, endpoint in chains])
+
+    def test_a_stack_without_chains_is_one_chain(self):
+        request = workflow.ProveRequest(stack='s', ready_timeout=1)
+        outputs = self._chain(0, '10.0.0.10')
+        self.assertEqual([(outputs, outputs['generator_control_endpoint'])],
+                         workflow.chain_outputs(outputs, request))
+
+    def test_an_external_tester_drives_one_chain_only(self):
+        request = workflow.ProveRequest(stack='s', ready_timeout=1,
+                                        generator_endpoint=('192.0.2.1', 1))
+        outputs = self._outputs(2)
+        for chain in outputs['chains']:
+            chain['generator_control_endpoint'] = None
+        with self.assertRaisesRegex(workflow.StepError,
+                                    'stack s has 2 chains'):
+            workflow.chain_outputs(outputs, request)
+
+    def test_every_chains_generator_runs_prox(self):
+        shown = {'a': {'name': 's-generator'}, 'b': {'name': 's-vnf1'},
+                 'c': {'name': 's-chain1-generator'},
+                 'd': {'name': 's-chain1-vnf1'}}
+        nodes = workflow.expected_nodes(shown, 's', self._outputs(2),
+                                        {'vnf_engine': 'testpmd'}, None)
+        self.assertEqual({'s-generator': 'prox', 's-vnf1': 'testpmd',
+                          's-chain1-generator': 'prox',
+                          's-chain1-vnf1': 'testpmd'},
+                         {node.name: node.engine for node in nodes})

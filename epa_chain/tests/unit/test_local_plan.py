@@ -82,12 +82,13 @@ class TestPlan(testtools.TestCase):
             if (props.get('value_specs') or {}).get('mac_address'):
                 fixed[port.resource.dotted] = props['value_specs'][
                     'mac_address']
-        self.assertEqual({'vnf1_left.port': '00:00:00:00:00:10',
-                          'vnf1_right.port': '00:00:00:00:00:11',
-                          'vnf2_left.port': '00:00:00:00:00:20',
-                          'vnf2_right.port': '00:00:00:00:00:21',
-                          'vnf3_left.port': '00:00:00:00:00:30',
-                          'vnf3_right.port': '00:00:00:00:00:31'}, fixed)
+        self.assertEqual({'chains.0.vnf1_left.port': '00:00:00:00:00:10',
+                          'chains.0.vnf1_right.port': '00:00:00:00:00:11',
+                          'chains.0.vnf2_left.port': '00:00:00:00:00:20',
+                          'chains.0.vnf2_right.port': '00:00:00:00:00:21',
+                          'chains.0.vnf3_left.port': '00:00:00:00:00:30',
+                          'chains.0.vnf3_right.port': '00:00:00:00:00:31'},
+                         fixed)
         by_name = {p.name: p.mac for p in _plan('vecpe').ports}
         self.assertEqual(['00:00:00:00:00:10', '00:00:00:00:00:11',
                           '00:00:00:00:00:20', '00:00:00:00:00:21',

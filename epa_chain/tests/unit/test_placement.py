@@ -77,8 +77,8 @@ class ChainPlacementTest(testtools.TestCase):
     def test_zones_go_to_their_role(self):
         checked = _check({'vnf_availability_zone': 'az-vnf',
                           'generator_availability_zone': 'az-gen'})
-        self.assertEqual({'vnf1.server': 'az-vnf',
-                          'generator.server': 'az-gen'},
+        self.assertEqual({'chains.0.vnf1.server': 'az-vnf',
+                          'chains.0.generator.server': 'az-gen'},
                          {name: properties['availability_zone']
                           for name, properties in _servers(checked).items()})
 

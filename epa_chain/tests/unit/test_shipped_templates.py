@@ -198,14 +198,14 @@ class TestHeat19Constructs(testtools.TestCase):
 
     def test_fixed_mac_reaches_neutron_through_value_specs(self):
         realisation = realised('vecpe-bidir')
-        port = realisation.get(('vnf2_left', 'port'))
+        port = realisation.get(('chains', '0', 'vnf2_left', 'port'))
         self.assertNotIn('mac_address', port.given)
         self.assertEqual({'mac_address': '00:00:00:00:00:20'},
                          port.properties['value_specs'])
         self.assertEqual('00:00:00:00:00:20', port.attributes['mac_address'])
 
     def test_port_without_fixed_mac_lets_neutron_choose(self):
-        port = realised('pvp-bidir').get(('vnf1_left', 'port'))
+        port = realised('pvp-bidir').get(('chains', '0', 'vnf1_left', 'port'))
         self.assertEqual({}, port.properties['value_specs'])
         self.assertTrue(port.attributes['mac_address'].startswith(
             'fa:16:3e:'))
@@ -225,7 +225,7 @@ class TestHeat19Constructs(testtools.TestCase):
         with open(running, 'w') as stream:
             stream.write('parameters: {vnf_tasks_at_ready: running}\n')
         realisation = realised('pvp-bidir', running)
-        vnf = realisation.get(('vnf1', 'server'))
+        vnf = realisation.get(('chains', '0', 'vnf1', 'server'))
         # Heat resolves the null to '' for a string property, and boots
         # without a key pair (tested on Heat 19).
         self.assertEqual('', vnf.properties['key_name'])
@@ -233,7 +233,7 @@ class TestHeat19Constructs(testtools.TestCase):
         self.assertIn('control_port', config)
         self.assertIsNone(config['control_port'])
         self.assertEqual('running', config['tasks_at_ready'])
-        generator = realisation.get(('generator', 'server'))
+        generator = realisation.get(('chains', '0', 'generator', 'server'))
         self.assertEqual(shipped.parameter_default('generator_control_port'),
                          node_config.parse_user_data(
                              generator.properties['user_data']).control_port)

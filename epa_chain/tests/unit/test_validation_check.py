@@ -47,7 +47,7 @@ class TestCheckStack(testtools.TestCase):
         self.assertIsInstance(checked, resolve.Resolved)
         self.assertEqual('s1', checked.stack_name)
         self.assertEqual({'vnf_count': 1}, checked.parameters)
-        self.assertEqual(['generator.server', 'vnf1.server'],
+        self.assertEqual(['chains.0.generator.server', 'chains.0.vnf1.server'],
                          sorted(n.name for n in checked.topology.nodes))
         # Never an error; the cloud lookups it skipped are listed.
         self.assertEqual([], [f for f in checked.findings
