@@ -87,6 +87,23 @@ class CloudView:
         self._admin_lock = threading.Lock()
         # What the client said when it reached no cloud, once said.
         self._unreached = None
+        # Answers about the whole cloud, asked once: the density step
+        # reads the ones the capacity and quota steps had.
+        self._answers = {}
+        self._answers_lock = threading.Lock()
+
+    def _once(self, key, ask):
+        """ask() the first time; its answer (or Unanswered) again after."""
+        with self._answers_lock:
+            if key not in self._answers:
+                try:
+                    self._answers[key] = (ask(), None)
+                except Unanswered as exc:
+                    self._answers[key] = (None, exc)
+            answer, error = self._answers[key]
+        if error is not None:
+            raise error
+        return answer
 
     def _ask(self, *args, names=()):
         """The client's JSON answer; Unanswered when there is none."""
@@ -162,6 +179,9 @@ class CloudView:
         Unanswered where the network-segment-range extension is absent:
         then the ranges are only in ml2_conf.ini.
         """
+        return self._once('vlan_ranges', self._vlan_ranges_now)
+
+    def _vlan_ranges_now(self):
         extensions = self._ask('extension', 'list', '--network')
         with _parsing('extension list --network'):
             known = any(item.get('Alias') == SEGMENT_RANGE_EXTENSION
@@ -176,6 +196,9 @@ class CloudView:
 
     def providers(self):
         """The Providers of Placement with compute inventory."""
+        return self._once('providers', self._providers_now)
+
+    def _providers_now(self):
         try:
             listed = self._ask('resource', 'provider', 'list')
         except Unanswered as exc:
@@ -202,12 +225,18 @@ class CloudView:
 
     def compute_limits(self):
         """limits_of Nova's absolute limits."""
+        return self._once('compute_limits', self._compute_limits_now)
+
+    def _compute_limits_now(self):
         rows = self._ask('limits', 'show', '--absolute')
         with _parsing('limits show --absolute'):
             return limits_of({row['Name']: row['Value'] for row in rows})
 
     def network_quotas(self):
         """network_quotas_of the project's Neutron quotas and usage."""
+        return self._once('network_quotas', self._network_quotas_now)
+
+    def _network_quotas_now(self):
         rows = self._ask('quota', 'show', '--usage', '--network')
         with _parsing('quota show --usage --network'):
             return network_quotas_of({

@@ -34,6 +34,7 @@ import dataclasses
 import typing
 
 from epa_chain.cloud import cloud_answers
+from epa_chain.cloud import density
 from epa_chain import findings as finding_model
 from epa_chain.validation import placement_rules
 
@@ -41,7 +42,7 @@ SCHEMA = 'epa-chain/preflight/1'
 BLOCKS, UNCHECKED, OK = 'blocks', 'unchecked', 'ok'
 VERDICTS = (BLOCKS, UNCHECKED, OK)
 # The checks, in the order they are asked and reported.
-CHECKS = ('images', 'flavors', 'networks', 'capacity', 'quotas')
+CHECKS = ('images', 'flavors', 'networks', 'capacity', 'quotas', 'density')
 SMALL_HOST = 'templates/environments/small-host.yaml'
 # Preflight fails closed; this option, the command's, lets it pass.
 ALLOW_UNCHECKED = '--allow-unchecked'
@@ -96,6 +97,8 @@ def check(needs, cloud):
         # each step's findings in its own list, joined in step order
         for found in pool.map(_found_by, steps):
             findings += found
+    # After the others: from the answers they had (cloud_answers asks once).
+    _density(needs, cloud, flavors, findings)
     return sorted(findings, key=lambda f: CHECKS.index(f.check))
 
 
@@ -382,11 +385,23 @@ def _vlan(cloud, network, ranges):
             'networks', network.resource, 'segmentation_id', BLOCKS,
             '%s is taken by network %s' % (where,
                                            ', '.join(map(str, holders))),
-            'choose a free VLAN (%s_vlan), delete that network, or attach '
-            'to it with use_existing_networks'
-            % network.resource.split('.')[0])
+            'choose a free VLAN (%s), delete that network, or attach '
+            'to it with use_existing_networks' % _vlan_parameters(network))
     return Finding('networks', network.resource, 'segmentation_id', OK,
                    '%s is free%s' % (where, _range_note(ranges, network)))
+
+
+def _vlan_parameters(network):
+    """The parameters that set a segment's VLAN.
+
+    netN_vlan, and for a chain after the first (chains.K.netN.network)
+    chain_vlan_stride.
+    """
+    path = network.resource.split('.')
+    segment = path[-2] if len(path) > 1 else path[0]
+    if len(path) > 3 and path[0] == 'chains' and path[1] != '0':
+        return '%s_vlan or chain_vlan_stride' % segment
+    return '%s_vlan' % segment
 
 
 def _range_note(ranges, network):
@@ -501,6 +516,76 @@ def _fit(demands, providers, policy):
     return (OK if ok else BLOCKS,
             '%s %s; free: %s' % ('room for' if ok else 'no room for',
                                  shape, room))
+
+
+def _density(needs, cloud, flavors, findings):
+    """N_max: how many chains of this shape fit.
+
+    Blocks when fewer than chain_count. Nothing is said for a template
+    without chain_count, when the cloud answered none of the limits, or
+    when not even one chain fits: the check that found why blocks.
+    """
+    chain = needs.of_chain(needs.servers, 0)
+    if not chain or needs.vlan_stride is None:
+        return
+    limits = [_capacity_limit(needs, cloud, flavors, chain)]
+    limits += _quota_limits(needs, cloud, flavors, chain)
+    try:
+        ranges = cloud.vlan_ranges()
+    except cloud_answers.Unanswered:
+        ranges = None       # said by the networks check
+    if ranges is not None:
+        limits += [density.by_vlan_range(network, needs.vlan_stride, ranges)
+                   for network in needs.of_chain(needs.networks, 0)]
+    least, limiting = density.n_max(limits)
+    if not limiting or least == 0:
+        return
+    blocked = least < needs.chain_count
+    findings.append(Finding(
+        'density', 'chains', 'chain_count', BLOCKS if blocked else OK,
+        density.describe(least, limiting, needs.chain_count),
+        'ask chain_count %d or less, or free what limits it' % least
+        if blocked else ''))
+
+
+def _capacity_limit(needs, cloud, flavors, chain):
+    try:
+        providers = cloud.providers()
+    except cloud_answers.Unanswered:
+        return None         # said by the capacity check
+    shared = [(s.resource, flavors[s.resource])
+              for s in needs.of_chain(needs.servers, None)
+              if s.resource in flavors]
+    one = [(s.resource, flavors[s.resource]) for s in chain
+           if s.resource in flavors]
+    if not one:
+        return None
+
+    def fits(count):
+        verdict, _ = _fit(shared + one * count, providers,
+                          needs.server_group_policy)
+        return verdict == OK
+    return density.by_capacity(fits)
+
+
+def _quota_limits(needs, cloud, flavors, chain):
+    one = [flavors[s.resource] for s in chain if s.resource in flavors]
+    per_chain = {'cores': sum(f.vcpus for f in one),
+                 'ram': sum(f.ram_mb for f in one),
+                 'instances': len(chain)}
+    found = []
+    for answers, asked in ((cloud.compute_limits, per_chain),
+                           (cloud.network_quotas, needs.chain_neutron)):
+        try:
+            quotas = answers()
+        except cloud_answers.Unanswered:
+            continue        # said by the quota checks
+        for name, amount in sorted(asked.items()):
+            if name in quotas:
+                limit, used = quotas[name]
+                left, _ = _room(0, limit, used)
+                found.append(density.by_quota(name, amount, left))
+    return found
 
 
 def _quotas(needs, cloud, flavors, findings):

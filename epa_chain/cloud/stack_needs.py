@@ -76,6 +76,26 @@ class Needs:
     # {Neutron quota (network, subnet, port): how many the stack creates}
     neutron: typing.Mapping[str, int] = dataclasses.field(
         default_factory=dict)
+    # chain.yaml's chain_count and chain_vlan_stride; 1 and None for a
+    # template without them.
+    chain_count: int = 1
+    vlan_stride: typing.Optional[int] = None
+    # {Neutron quota: how many one chain (its chain 0) creates}
+    chain_neutron: typing.Mapping[str, int] = dataclasses.field(
+        default_factory=dict)
+
+    def of_chain(self, items, index):
+        """The servers or networks of chain `index` (None: of no chain)."""
+        return [item for item in items
+                if chain_of(item.resource) == index]
+
+
+def chain_of(resource):
+    """K of a resource of chain.yaml's chain K (chains.K....), or None."""
+    parts = resource.split('.')
+    if len(parts) > 2 and parts[0] == 'chains' and parts[1].isdigit():
+        return int(parts[1])
+    return None
 
 
 #: Neutron's quota of each resource type a chain stack creates
@@ -115,11 +135,18 @@ def needs_of(resolved):
     for name, value in sorted(realisation.parameters.items()):
         if isinstance(value, str) and value:
             parameters[value] = parameters.get(value, ()) + (name,)
-    neutron = {}
+    neutron, chain_neutron = {}, {}
     for resource_type, quota in NEUTRON_QUOTAS.items():
-        neutron[quota] = neutron.get(quota, 0) + len(
-            realisation.of_type(resource_type))
+        found = realisation.of_type(resource_type)
+        neutron[quota] = neutron.get(quota, 0) + len(found)
+        chain_neutron[quota] = chain_neutron.get(quota, 0) + len(
+            [res for res in found if chain_of(res.dotted) == 0])
+    values = realisation.parameters
     return Needs(servers=servers, created_flavors=flavors, networks=networks,
                  named_networks=named,
                  server_group_policy=policies[0] if policies else '',
-                 parameters=parameters, neutron=neutron)
+                 parameters=parameters, neutron=neutron,
+                 chain_count=int(values.get('chain_count') or 1),
+                 vlan_stride=(int(values['chain_vlan_stride'])
+                              if values.get('chain_vlan_stride') else None),
+                 chain_neutron=chain_neutron)

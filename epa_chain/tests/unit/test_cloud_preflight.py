@@ -38,6 +38,7 @@ import testtools
 from epa_chain import cli
 from epa_chain.cloud import cloud_answers
 from epa_chain.cloud import openstack_cli
+from epa_chain.cloud import density
 from epa_chain.cloud import preflight
 from epa_chain.cloud import stack_needs
 from epa_chain.commands import preflight as preflight_command
@@ -50,6 +51,9 @@ PVP = os.path.join(repo.TEMPLATES, 'presets', 'pvp-bidir.yaml')
 VECPE = os.path.join(repo.TEMPLATES, 'presets', 'vecpe-bidir.yaml')
 SMALL_HOST = os.path.join(repo.TEMPLATES, 'environments', 'small-host.yaml')
 INTER_NODE = os.path.join(repo.TEMPLATES, 'environments', 'inter-node.yaml')
+# chain.yaml's resources of its first chain (lib/chain_instance.yaml).
+CHAIN0 = 'chains.0.'
+VNF1 = CHAIN0 + 'vnf1.server'
 # Pinned whatever chain.yaml's default: a chain the recorded cloud (no
 # PCPU) cannot host.
 PINNED = os.path.join(repo.ROOT, 'epa_chain', 'tests', 'fixtures',
@@ -97,7 +101,7 @@ class NeedsTest(testtools.TestCase):
 
     def test_pvp_as_shipped_asks_its_cpu_policys_cpus(self):
         needs = stack_needs.needs_of(_resolved(PVP))
-        self.assertEqual(['generator.server', 'vnf1.server'],
+        self.assertEqual([CHAIN0 + 'generator.server', CHAIN0 + 'vnf1.server'],
                          sorted(s.resource for s in needs.servers))
         pinned = shipped.parameter_default('cpu_policy') == 'dedicated'
         self.assertEqual({'PCPU' if pinned else 'VCPU'}, {
@@ -121,7 +125,7 @@ class NeedsTest(testtools.TestCase):
             PVP, SMALL_HOST, vnf_existing_flavor='epa-small-pages'))
         self.assertEqual(['generator_flavor.flavor'],
                          [f.source for f in needs.created_flavors.values()])
-        vnf = [s for s in needs.servers if s.resource == 'vnf1.server']
+        vnf = [s for s in needs.servers if s.resource == VNF1]
         self.assertEqual('epa-small-pages', vnf[0].flavor)
 
 
@@ -159,7 +163,7 @@ class PreflightTest(testtools.TestCase):
         self.assertEqual(
             ['images', 'images', 'flavors', 'networks', 'networks',
              'networks', 'capacity', 'capacity', 'quotas', 'quotas',
-             'quotas', 'quotas', 'quotas', 'quotas'],
+             'quotas', 'quotas', 'quotas', 'quotas', 'density'],
             [f.check for f in findings])
         # Neutron's quotas: two provider networks and their subnets, a
         # data port each side of each server and its management port.
@@ -260,7 +264,7 @@ class PreflightTest(testtools.TestCase):
         findings, _ = _check(recorded_cloud.answers(), PVP, SMALL_HOST,
                              vnf_image='no-such-image')
         (blocker,) = _blockers(findings)
-        self.assertEqual(('images', 'vnf1.server', 'vnf_image'),
+        self.assertEqual(('images', CHAIN0 + 'vnf1.server', 'vnf_image'),
                          (blocker.check, blocker.resource, blocker.key))
         self.assertIn("'no-such-image' is not in Glance", blocker.message)
 
@@ -268,7 +272,7 @@ class PreflightTest(testtools.TestCase):
         findings, _ = _check(recorded_cloud.answers(), PVP, SMALL_HOST,
                              vnf_existing_flavor='m1.plain')
         (blocker,) = _blockers(findings)
-        self.assertEqual(('flavors', 'vnf1.server', 'vnf_existing_flavor'),
+        self.assertEqual(('flavors', VNF1, 'vnf_existing_flavor'),
                          (blocker.check, blocker.resource, blocker.key))
         self.assertIn('hw:mem_page_size', blocker.message)
         self.assertIn('openstack flavor set --property '
@@ -279,9 +283,9 @@ class PreflightTest(testtools.TestCase):
         findings, _ = _check(recorded_cloud.answers(), PVP, SMALL_HOST,
                              vnf_existing_flavor='epa-chain-vnf')
         keys = {(f.check, f.resource): f.key for f in findings
-                if f.resource == 'vnf1.server'}
-        self.assertEqual({('images', 'vnf1.server'): 'vnf_image',
-                          ('flavors', 'vnf1.server'): 'vnf_existing_flavor'},
+                if f.resource == VNF1}
+        self.assertEqual({('images', VNF1): 'vnf_image',
+                          ('flavors', VNF1): 'vnf_existing_flavor'},
                          keys)
 
     def test_an_existing_flavor_with_huge_pages_counts_its_own_size(self):
@@ -304,7 +308,8 @@ class PreflightTest(testtools.TestCase):
         findings, _ = _check(recorded_cloud.answers(), PVP, SMALL_HOST,
                              taken.path)
         (blocker,) = _blockers(findings)
-        self.assertEqual(('networks', 'net0.network', 'segmentation_id'),
+        self.assertEqual(('networks', CHAIN0 + 'net0.network',
+                          'segmentation_id'),
                          (blocker.check, blocker.resource, blocker.key))
         self.assertIn('VLAN 100 on management is taken by network private',
                       blocker.message)
@@ -316,7 +321,7 @@ class PreflightTest(testtools.TestCase):
         findings, _ = _check(recorded_cloud.answers(), PVP, SMALL_HOST,
                              unknown.path)
         (blocker,) = _blockers(findings)
-        self.assertEqual(('net1.network', 'physical_network'),
+        self.assertEqual((CHAIN0 + 'net1.network', 'physical_network'),
                          (blocker.resource, blocker.key))
         self.assertIn("no VLAN range on 'physnet9'", blocker.message)
 
@@ -474,7 +479,7 @@ class CommandTest(testtools.TestCase):
         status, out, err = self._on_the_recorded_cloud(
             '-e', PVP, '-e', SMALL_HOST, '--json', target)
         self.assertEqual(0, status, err)
-        self.assertIn('nothing blocks the create (1 of 14 unchecked)', err)
+        self.assertIn('nothing blocks the create (1 of 15 unchecked)', err)
         with open(target) as stream:
             document = json.load(stream)
         self.assertEqual(preflight.SCHEMA, document['schema'])
@@ -562,7 +567,9 @@ class FailClosedTest(testtools.TestCase):
         self.assertEqual(1, status)
         document = json.loads(out)
         self.assertFalse(document['passed'])
-        self.assertEqual(list(preflight.CHECKS), document['unanswered'])
+        # density reads the others' answers: with none it says nothing.
+        self.assertEqual([c for c in preflight.CHECKS if c != 'density'],
+                         document['unanswered'])
 
     def test_placement_refused_fails_closed_with_the_table(self):
         answers = recorded_cloud.answers()
@@ -585,3 +592,70 @@ class FailClosedTest(testtools.TestCase):
         self.assertEqual('', out)
         self.assertIn('generator_latency_bucket_shift', err)
         self.assertEqual([], _typo_cloud.asked)
+
+
+class DensityTest(testtools.TestCase):
+    """N_max: how many chains of the stack's shape the cloud can host."""
+
+    def _density(self, **parameters):
+        findings, _ = _check(recorded_cloud.answers(), PVP, SMALL_HOST,
+                             **parameters)
+        (found,) = [f for f in findings if f.check == 'density']
+        return found
+
+    def test_the_least_room_is_n_max_and_named(self):
+        # A PVP chain on the small host: 4 vCPUs, 4 GiB, 2 servers. The
+        # recorded project has 16 cores and 8 instances left (4 chains),
+        # Placement room for 7, VLANs 1001 and 2001 + 2K up to 1010/2010
+        # for 5.
+        found = self._density()
+        self.assertEqual(preflight.OK, found.verdict)
+        self.assertIn('room for 4 chain(s) of this shape (chain_count 1 '
+                      'asked)', found.message)
+        self.assertIn('quota cores: 16 left, 4 per chain', found.message)
+        self.assertIn('quota instances: 8 left, 2 per chain', found.message)
+        self.assertNotIn('VLANs', found.message)
+
+    def test_too_many_chains_are_refused_naming_the_limit(self):
+        found = self._density(chain_count=5)
+        self.assertEqual(preflight.BLOCKS, found.verdict)
+        self.assertIn('quota cores', found.message)
+        self.assertEqual('ask chain_count 4 or less, or free what limits it',
+                         found.fix)
+
+    def test_a_wide_stride_runs_out_of_vlans_first(self):
+        found = self._density(chain_vlan_stride=5)
+        self.assertIn('room for 2 chain(s)', found.message)
+        self.assertIn('VLANs of physnet1: net-phys1-1001: VLAN 1001 + K x 5 '
+                      'up to 1010', found.message)
+
+    def test_a_template_without_chains_says_nothing(self):
+        needs = stack_needs.Needs(servers=(), created_flavors={},
+                                  networks=(), named_networks=(),
+                                  server_group_policy='', parameters={})
+        found = []
+        preflight._density(needs, None, {}, found)
+        self.assertEqual([], found)
+
+
+class DensityArithmeticTest(testtools.TestCase):
+
+    def test_capacity_is_the_last_count_that_fits(self):
+        limit = density.by_capacity(lambda n: n * 3 <= 10)
+        self.assertEqual(3, limit.chains)
+        self.assertEqual(0, density.by_capacity(lambda n: False).chains)
+        self.assertEqual(density.MAX_CHAINS,
+                         density.by_capacity(lambda n: True).chains)
+
+    def test_unlimited_quotas_do_not_limit(self):
+        self.assertIsNone(density.by_quota('cores', 4, None))
+        self.assertEqual(0, density.by_quota('cores', 4, 3).chains)
+
+    def test_a_vlan_outside_every_range_leaves_no_room(self):
+        network = stack_needs.ProviderNetwork(
+            resource='chains.0.net0.network', name='n', physical_network='p',
+            vlan=99)
+        self.assertEqual(0, density.by_vlan_range(
+            network, 2, {'p': [(100, 110)]}).chains)
+        self.assertEqual(6, density.by_vlan_range(
+            network, 2, {'p': [(90, 110)]}).chains)
