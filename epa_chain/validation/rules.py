@@ -35,6 +35,7 @@ to change. Rule IDs are stable: tests and users can grep for them.
 import ipaddress
 import math
 
+from epa_chain.hot import realise
 from epa_chain.validation import findings
 from epa_chain.validation import nova_rules
 from epa_chain.validation import placement_rules
@@ -239,6 +240,30 @@ def port_rules(topology, realisation):
                          'attach a group admitting only SSH and the '
                          'generator\'s control port from your CIDR',
                          'security_groups')
+    yield from _macs_fixed_twice(topology)
+
+
+def _macs_fixed_twice(topology):
+    """A MAC fixed on two ports: a next hop would name either.
+
+    Neutron refuses it only on one network; chains side by side put the
+    same MAC on two segments, and every next hop that names it becomes
+    ambiguous. Neutron's own MACs are unique.
+    """
+    fixed = {}
+    for port in topology.ports.values():
+        mac = realise.fixed_mac(port.properties)
+        if mac:
+            fixed.setdefault(mac.lower(), []).append(port)
+    for mac, ports in sorted(fixed.items()):
+        for other in ports[1:]:
+            yield at(other.resource, 'MAC-UNIQUE',
+                     'MAC %s is fixed on %s and on %s' % (
+                         mac, ports[0].resource.dotted,
+                         other.resource.dotted),
+                     'fix each MAC on one port only (vnf_port_macs fixes '
+                     'chain 0\'s: leave the others to Neutron)',
+                     'mac_address')
 
 
 # ---- nodes ------------------------------------------------------------------

@@ -22,7 +22,9 @@ import os
 import fixtures
 import testtools
 
+from epa_chain.chain import topology
 from epa_chain.hot import files
+from epa_chain.hot import realise
 from epa_chain.hot import resolve
 from epa_chain.tests import repo
 from epa_chain.validation import rules
@@ -139,3 +141,35 @@ class TestNestedDiscovery(testtools.TestCase):
             'properties': {'resource_def': {'type': 'lib/member.yaml'}}}}}
         self.assertEqual({os.path.join(tmp, 'lib', 'member.yaml')},
                          files.nested_template_paths(top, document))
+
+
+class TestMacFixedTwice(testtools.TestCase):
+
+    @staticmethod
+    def _port(path, mac):
+        resource = realise.RealisedResource(
+            path=path, type='OS::Neutron::Port', template='t.yaml',
+            properties={'value_specs': {'mac_address': mac}},
+            given=frozenset(['value_specs']), resource_id='/'.join(path),
+            attributes={'mac_address': mac}, metadata={})
+        return topology.Port(resource=resource, mac=mac,
+                             network=topology.Network(key=path[1], name='n'))
+
+    def test_a_mac_fixed_on_two_chains_ports_is_refused(self):
+        ports = [self._port(('chains', str(k), 'vnf1_left', 'port'),
+                            '00:00:00:00:00:10') for k in (0, 1)]
+        ports.append(self._port(('chains', '1', 'vnf1_right', 'port'),
+                                '00:00:00:00:00:11'))
+        found = list(rules.port_rules(topology.Topology(
+            networks={}, ports={p.resource.dotted: p for p in ports},
+            nodes=[], flavors={}), None))
+        self.assertEqual(['MAC-UNIQUE'], [f.rule for f in found])
+        self.assertEqual('chains.1.vnf1_left.port', found[0].resource)
+        self.assertIn('00:00:00:00:00:10 is fixed on '
+                      'chains.0.vnf1_left.port', found[0].message)
+
+    def test_the_shipped_chains_fix_no_mac_twice(self):
+        resolved = _resolved(VECPE, IN_STACK_GENERATOR, chain_count=3)
+        self.assertEqual([], [f for f in rules.port_rules(
+            resolved.topology, resolved.realisation)
+            if f.rule == 'MAC-UNIQUE'])
