@@ -16,7 +16,7 @@ chain.yaml's chain K repeats chain 0 (its servers, ports and networks) on
 VLANs chain_vlan_stride * K further on. Each resource the cloud has a
 bounded amount of gives its own largest N: compute capacity (the servers
 placed as Nova would, cloud/preflight's fit), Nova's and Neutron's
-quotas, and the VLAN ranges of each physical network. N_max is the least
+quotas, and each segment's VLAN IDs. N_max is the least
 of them; the limits equal to it are what a larger N is refused for.
 Pure arithmetic on answers the preflight checks already had.
 """
@@ -25,6 +25,7 @@ import dataclasses
 
 #: chain.yaml's chain_count bound: no search goes past it.
 MAX_CHAINS = 64
+MAX_VLAN = 4094
 
 
 @dataclasses.dataclass(frozen=True)
@@ -54,24 +55,19 @@ def by_quota(name, per_chain, left):
                  % (left, per_chain))
 
 
-def by_vlan_range(network, stride, ranges):
+def by_vlan_ids(network, stride):
     """The Limit of chain 0's `network` (ProviderNetwork) moving by stride.
 
-    Chain K's VLAN is network.vlan + K * stride; it must stay in the
-    physnet's range that holds chain 0's. `ranges` {physnet: [(lo, hi)]}.
+    Chain K's VLAN is network.vlan + K * stride, on the same physnet, and
+    a VLAN ID ends at 4094. Neutron's tenant ranges do not bound it: an
+    admin's provider network may take any VLAN of a physnet (preflight's
+    networks check says where each lies and whether it is free).
     """
-    spans = [(low, high) for low, high in
-             ranges.get(network.physical_network) or ()
-             if low <= network.vlan <= high]
-    if not spans:
-        return Limit('VLANs of %s' % network.physical_network, 0,
-                     'VLAN %d is in no range of %s' % (
-                         network.vlan, network.physical_network))
-    high = max(high for _, high in spans)
-    n = (high - network.vlan) // stride + 1 if stride else MAX_CHAINS
-    return Limit('VLANs of %s' % network.physical_network, min(n, MAX_CHAINS),
-                 '%s: VLAN %d + K x %d up to %d' % (
-                     network.name, network.vlan, stride, high))
+    n = (MAX_VLAN - network.vlan) // stride + 1 if network.vlan <= MAX_VLAN \
+        else 0
+    return Limit('VLANs of %s' % network.physical_network,
+                 min(n, MAX_CHAINS), '%s: VLAN %d + K x %d up to %d' % (
+                     network.name, network.vlan, stride, MAX_VLAN))
 
 
 def n_max(limits):

@@ -528,17 +528,14 @@ def _density(needs, cloud, flavors, findings):
     chain = needs.of_chain(needs.servers, 0)
     if not chain or needs.vlan_stride is None:
         return
-    limits = [_capacity_limit(needs, cloud, flavors, chain)]
-    limits += _quota_limits(needs, cloud, flavors, chain)
-    try:
-        ranges = cloud.vlan_ranges()
-    except cloud_answers.Unanswered:
-        ranges = None       # said by the networks check
-    if ranges is not None:
-        limits += [density.by_vlan_range(network, needs.vlan_stride, ranges)
-                   for network in needs.of_chain(needs.networks, 0)]
-    least, limiting = density.n_max(limits)
-    if not limiting or least == 0:
+    answered = [_capacity_limit(needs, cloud, flavors, chain)]
+    answered += _quota_limits(needs, cloud, flavors, chain)
+    if not any(answered):
+        return
+    least, limiting = density.n_max(answered + [
+        density.by_vlan_ids(network, needs.vlan_stride)
+        for network in needs.of_chain(needs.networks, 0)])
+    if least == 0:
         return
     blocked = least < needs.chain_count
     findings.append(Finding(

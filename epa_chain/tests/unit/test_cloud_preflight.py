@@ -37,8 +37,8 @@ import testtools
 
 from epa_chain import cli
 from epa_chain.cloud import cloud_answers
-from epa_chain.cloud import openstack_cli
 from epa_chain.cloud import density
+from epa_chain.cloud import openstack_cli
 from epa_chain.cloud import preflight
 from epa_chain.cloud import stack_needs
 from epa_chain.commands import preflight as preflight_command
@@ -606,8 +606,7 @@ class DensityTest(testtools.TestCase):
     def test_the_least_room_is_n_max_and_named(self):
         # A PVP chain on the small host: 4 vCPUs, 4 GiB, 2 servers. The
         # recorded project has 16 cores and 8 instances left (4 chains),
-        # Placement room for 7, VLANs 1001 and 2001 + 2K up to 1010/2010
-        # for 5.
+        # Placement room for 7, VLAN IDs for 64 (chain_count's bound).
         found = self._density()
         self.assertEqual(preflight.OK, found.verdict)
         self.assertIn('room for 4 chain(s) of this shape (chain_count 1 '
@@ -623,11 +622,14 @@ class DensityTest(testtools.TestCase):
         self.assertEqual('ask chain_count 4 or less, or free what limits it',
                          found.fix)
 
-    def test_a_wide_stride_runs_out_of_vlans_first(self):
-        found = self._density(chain_vlan_stride=5)
+    def test_a_wide_stride_runs_out_of_vlan_ids(self):
+        # Chain K's VLANs past Neutron's tenant ranges are the networks
+        # check's to judge (a provider network may use them); 4094 ends
+        # them.
+        found = self._density(chain_vlan_stride=1500)
         self.assertIn('room for 2 chain(s)', found.message)
-        self.assertIn('VLANs of physnet1: net-phys1-1001: VLAN 1001 + K x 5 '
-                      'up to 1010', found.message)
+        self.assertIn('VLANs of physnet2: net-phys2-2001: VLAN 2001 + K x '
+                      '1500 up to 4094', found.message)
 
     def test_a_template_without_chains_says_nothing(self):
         needs = stack_needs.Needs(servers=(), created_flavors={},
@@ -651,11 +653,9 @@ class DensityArithmeticTest(testtools.TestCase):
         self.assertIsNone(density.by_quota('cores', 4, None))
         self.assertEqual(0, density.by_quota('cores', 4, 3).chains)
 
-    def test_a_vlan_outside_every_range_leaves_no_room(self):
+    def test_vlan_ids_end_at_4094(self):
         network = stack_needs.ProviderNetwork(
             resource='chains.0.net0.network', name='n', physical_network='p',
-            vlan=99)
-        self.assertEqual(0, density.by_vlan_range(
-            network, 2, {'p': [(100, 110)]}).chains)
-        self.assertEqual(6, density.by_vlan_range(
-            network, 2, {'p': [(90, 110)]}).chains)
+            vlan=4090)
+        self.assertEqual(3, density.by_vlan_ids(network, 2).chains)
+        self.assertEqual(1, density.by_vlan_ids(network, 5).chains)
