@@ -42,6 +42,8 @@ stack_needs     what a resolved stack asks of a cloud, read once.
 cloud_answers   preflight's questions to the cloud, answers parsed once.
 preflight       can this cloud host the stack? The checks and the gate,
                 which fails closed.
+density         how many chains of the stack's shape fit (N_max), and
+                what limits them.
 preflight_stack `epa-chain preflight`'s one call: check_stack, then the
                 cloud's answers.
 epa_audit       what each server's flavor asked vs what it got
