@@ -475,17 +475,21 @@ def chain_outputs(stack_outputs, request):
 
 
 def _prove_chains(chains, request, say, proof):
-    """Prove each chain in turn; chain 0's entries also at the top."""
+    """Prove each chain in turn; chain 0's entries also at the top.
+
+    Also when a chain fails: the proof keeps what was learnt until then.
+    """
     proof['chains'] = []
-    for index, (outputs, endpoint) in enumerate(chains):
-        entry = {'index': outputs.get('index', index)}
-        proof['chains'].append(entry)
-        chain_say = say if len(chains) == 1 else (
-            lambda line, index=index: say('chain %d: %s' % (index, line)))
-        _prove_directions(endpoint, outputs, request, chain_say, entry)
-    for key, value in proof['chains'][0].items():
-        if key != 'index':
-            proof[key] = value
+    try:
+        for index, (outputs, endpoint) in enumerate(chains):
+            entry = {'index': outputs.get('index', index)}
+            proof['chains'].append(entry)
+            chain_say = say if len(chains) == 1 else (
+                lambda line, index=index: say('chain %d: %s' % (index, line)))
+            _prove_directions(endpoint, outputs, request, chain_say, entry)
+    finally:
+        proof.update((key, value) for key, value in proof['chains'][0].items()
+                     if key != 'index')
 
 
 def _prove_steps(cli, request, say, proof):

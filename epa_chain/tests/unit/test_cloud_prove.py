@@ -567,3 +567,23 @@ class ChainsTest(unittest.TestCase):
                           's-chain1-generator': 'prox',
                           's-chain1-vnf1': 'testpmd'},
                          {node.name: node.engine for node in nodes})
+
+    def test_chain_0_stays_at_the_top_when_a_later_chain_fails(self):
+        request = workflow.ProveRequest(stack='s', ready_timeout=1)
+        said = []
+
+        def prove_directions(endpoint, outputs, request, say, entry):
+            entry['directions'] = [{'direction': 'forward'}]
+            say('proving')
+            if outputs['index'] == 1:
+                raise workflow.StepError('chain 1 stopped forwarding')
+
+        proof = {}
+        with mock.patch.object(workflow, '_prove_directions',
+                               prove_directions):
+            with self.assertRaises(workflow.StepError):
+                workflow._prove_chains(workflow.chain_outputs(
+                    self._outputs(2), request), request, said.append, proof)
+        self.assertEqual([{'direction': 'forward'}], proof['directions'])
+        self.assertEqual([0, 1], [c['index'] for c in proof['chains']])
+        self.assertEqual(['chain 0: proving', 'chain 1: proving'], said)
