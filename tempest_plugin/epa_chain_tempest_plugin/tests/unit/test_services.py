@@ -96,7 +96,8 @@ class OrchestrationClientTest(testtools.TestCase):
         self.assertEqual(
             [('POST', 'stacks'),
              ('GET', 'stacks/sid?resolve_outputs=False'),
-             ('GET', 'stacks/sid/resources?nested_depth=2'),
+             ('GET', 'stacks/sid/resources?nested_depth=%d'
+              % stack.NESTED_DEPTH),
              ('GET', 'stacks?tags=epa-chain-benchmark&global_tenant=True'),
              ('DELETE', 'stacks/sid')],
             [r[:2] for r in http.requests])
