@@ -174,8 +174,7 @@ def network_rules(topology, realisation):
         vlan = network.vlan
         if not isinstance(vlan, int) or not 1 <= vlan <= 4094:
             yield at(res, 'VLAN-NET', 'segmentation_id %r is not a VLAN ID'
-                     % (vlan,), 'set segmentation_id to 1..4094',
-                     'segmentation_id')
+                     % (vlan,), _vlan_fix(res), 'segmentation_id')
             continue
         pairs.setdefault((network.physical_network, vlan), []).append(network)
     for (physnet, vlan), networks in sorted(pairs.items()):
@@ -190,6 +189,16 @@ def network_rules(topology, realisation):
                      'the sharing with resource metadata {epa_chain: '
                      '{%s: true}} on every network that shares'
                      % SHARED_SEGMENT_KEY, 'segmentation_id')
+
+
+def _vlan_fix(network):
+    """Where a segment's VLAN comes from: chain K's moves by the stride."""
+    path = network.path
+    if len(path) > 2 and path[0] == 'chains' and path[1] != '0':
+        return ('keep netN_vlan + %s x chain_vlan_stride within 1..4094: '
+                'a lower netN_vlan, chain_vlan_stride or chain_count'
+                % path[1])
+    return 'set segmentation_id to 1..4094'
 
 
 def _chain_networks(topology):

@@ -173,3 +173,21 @@ class TestMacFixedTwice(testtools.TestCase):
         self.assertEqual([], [f for f in rules.port_rules(
             resolved.topology, resolved.realisation)
             if f.rule == 'MAC-UNIQUE'])
+
+
+class TestVlanPlan(testtools.TestCase):
+
+    def test_a_chain_pushed_past_4094_names_the_stride(self):
+        # The preset's net0_vlan wins over a parameter: an environment.
+        high = os.path.join(self.useFixture(fixtures.TempDir()).path,
+                            'high.yaml')
+        with open(high, 'w') as stream:
+            stream.write('parameters: {net0_vlan: 4090}\n')
+        resolved = _resolved(PVP, high, chain_count=4)
+        found = list(rules.network_rules(resolved.topology,
+                                         resolved.realisation))
+        self.assertEqual([('VLAN-NET', 'chains.3.net0.network')],
+                         [(f.rule, f.resource) for f in found])
+        self.assertIn('segmentation_id 4096 is not a VLAN ID',
+                      found[0].message)
+        self.assertIn('chain_vlan_stride', found[0].fix)
