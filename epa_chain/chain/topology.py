@@ -138,6 +138,18 @@ class Topology:
         return list(chains.values())
 
 
+def chain_index(dotted):
+    """K of a resource of chain.yaml's chain K ('chains.K....'), or None.
+
+    chain.yaml's ResourceGroup names its members by index; a resource
+    outside it (a flavor, the server group) is of no chain.
+    """
+    parts = dotted.split('.')
+    if len(parts) > 2 and parts[0] == 'chains' and parts[1].isdigit():
+        return int(parts[1])
+    return None
+
+
 def _vlan(value):
     # Heat's ProviderNet schema types segmentation_id as a string.
     if isinstance(value, str) and value.strip().isdigit():

@@ -33,6 +33,7 @@ from concurrent import futures
 import dataclasses
 import typing
 
+from epa_chain.chain import topology
 from epa_chain.cloud import cloud_answers
 from epa_chain.cloud import density
 from epa_chain import findings as finding_model
@@ -399,7 +400,7 @@ def _vlan_parameters(network):
     """
     path = network.resource.split('.')
     segment = path[-2] if len(path) > 1 else path[0]
-    if len(path) > 3 and path[0] == 'chains' and path[1] != '0':
+    if topology.chain_index(network.resource):
         return '%s_vlan or chain_vlan_stride' % segment
     return '%s_vlan' % segment
 

@@ -22,6 +22,8 @@ cloud about, from the offline resolve (hot/resolve.py).
 import dataclasses
 import typing
 
+from epa_chain.chain import topology
+
 
 @dataclasses.dataclass(frozen=True)
 class Flavor:
@@ -87,15 +89,7 @@ class Needs:
     def of_chain(self, items, index):
         """The servers or networks of chain `index` (None: of no chain)."""
         return [item for item in items
-                if chain_of(item.resource) == index]
-
-
-def chain_of(resource):
-    """K of a resource of chain.yaml's chain K (chains.K....), or None."""
-    parts = resource.split('.')
-    if len(parts) > 2 and parts[0] == 'chains' and parts[1].isdigit():
-        return int(parts[1])
-    return None
+                if topology.chain_index(item.resource) == index]
 
 
 #: Neutron's quota of each resource type a chain stack creates
@@ -140,7 +134,7 @@ def needs_of(resolved):
         found = realisation.of_type(resource_type)
         neutron[quota] = neutron.get(quota, 0) + len(found)
         chain_neutron[quota] = chain_neutron.get(quota, 0) + len(
-            [res for res in found if chain_of(res.dotted) == 0])
+            [res for res in found if topology.chain_index(res.dotted) == 0])
     values = realisation.parameters
     return Needs(servers=servers, created_flavors=flavors, networks=networks,
                  named_networks=named,

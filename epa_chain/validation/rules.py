@@ -35,6 +35,7 @@ to change. Rule IDs are stable: tests and users can grep for them.
 import ipaddress
 import math
 
+from epa_chain.chain import topology as topology_mod
 from epa_chain.hot import realise
 from epa_chain.validation import findings
 from epa_chain.validation import nova_rules
@@ -193,11 +194,11 @@ def network_rules(topology, realisation):
 
 def _vlan_fix(network):
     """Where a segment's VLAN comes from: chain K's moves by the stride."""
-    path = network.path
-    if len(path) > 2 and path[0] == 'chains' and path[1] != '0':
-        return ('keep netN_vlan + %s x chain_vlan_stride within 1..4094: '
+    index = topology_mod.chain_index(network.dotted)
+    if index:
+        return ('keep netN_vlan + %d x chain_vlan_stride within 1..4094: '
                 'a lower netN_vlan, chain_vlan_stride or chain_count'
-                % path[1])
+                % index)
     return 'set segmentation_id to 1..4094'
 
 

@@ -191,3 +191,9 @@ class TestVlanPlan(testtools.TestCase):
         self.assertIn('segmentation_id 4096 is not a VLAN ID',
                       found[0].message)
         self.assertIn('chain_vlan_stride', found[0].fix)
+
+    def test_a_resources_chain_is_read_from_its_path_alone(self):
+        self.assertEqual(1, topology.chain_index('chains.1.net0.network'))
+        self.assertEqual(0, topology.chain_index('chains.0.vnf1.server'))
+        self.assertIsNone(topology.chain_index('vnf_flavor.flavor'))
+        self.assertIsNone(topology.chain_index('chains.x.net0.network'))
