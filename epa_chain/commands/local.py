@@ -23,6 +23,8 @@ binary. Needs root; installs the Debian packages it lacks.
 
   epa-chain local run --preset pvp --frame-sizes 64,512 --json out.json
   epa-chain local run --preset vecpe --vnf-counts 0,1,2,3
+  epa-chain local run --preset pvp --chain-counts 1,2 --plots DIR
+  epa-chain local run --preset pvp --chain-count 2 --noisy-neighbours 0.5
   epa-chain local up --preset pvvp-unidir; epa-chain local status
   epa-chain local down          (idempotent; cleans up a killed run too)
 
@@ -42,6 +44,7 @@ import sys
 
 from epa_chain.commands import _arguments
 from epa_chain import generators
+from epa_chain.local import names as bed_names
 from epa_chain.measurement import options as campaign_options
 from epa_chain import outputs
 from epa_chain.prox import binary as prox_binary
@@ -50,6 +53,8 @@ from epa_chain.prox import build as prox_build
 DEFAULT_PREFIX = 'epa'
 #: the most VNFs --vnf-counts takes (the shipped chain's longest)
 MAX_VNF_COUNT = 3
+#: the most chains a bed stands in for
+MAX_CHAINS = bed_names.MAX_CHAINS
 
 
 def add_arguments(parser):
@@ -64,30 +69,7 @@ def add_arguments(parser):
     _stack_arguments(run)
     _bed_arguments(run)
     campaign_options.add_arguments(run, campaign_options.LOCAL)
-    run.add_argument('--vnf-counts', metavar='N,...',
-                     help='run once per chain length with the preset\'s '
-                          'other settings, 0 meaning OVS alone, and print '
-                          'each lossless rate as a ratio to the first '
-                          '(e.g. 0,1,2,3)')
-    run.add_argument('--keep-up', action='store_true',
-                     help='leave the bed up afterwards (take it down with '
-                          '`epa-chain local down`)')
-    run.add_argument('--json', metavar='OUT',
-                     help='write the results (schema epa-chain/results/2 '
-                          'with a testbed section; with --vnf-counts, '
-                          'epa-chain/local-chain-lengths/1) to OUT')
-    run.add_argument('--plots', metavar='DIR',
-                     help='also write the PNG plots `epa-chain report '
-                          '--plots` draws (with --repeat, the spread) '
-                          'into DIR; with --vnf-counts, one folder per '
-                          'chain length')
-    run.add_argument('--throttle-vnf', metavar='N:PERCENT',
-                     help='hold the N-th VNF of the chain to PERCENT of '
-                          'one CPU (a CPU cgroup quota) once the chain is '
-                          'proven: a bottleneck on purpose, to see the '
-                          'loss split by hop name it (e.g. 2:10)')
-    run.add_argument('-q', '--quiet', action='store_true',
-                     help='no progress lines on stderr')
+    _run_arguments(run)
 
     up = actions.add_parser(
         'up', help='bring the chain up and prove it; leave it up',
@@ -109,6 +91,46 @@ def add_arguments(parser):
     _bed_arguments(status, stack=False)
     status.add_argument('--json', action='store_true',
                         help='print the status as JSON')
+
+
+def _run_arguments(run):
+    """What `run` alone takes: the comparisons, outputs, a bottleneck."""
+    run.add_argument('--vnf-counts', metavar='N,...',
+                     help='run once per chain length with the preset\'s '
+                          'other settings, 0 meaning OVS alone, and print '
+                          'each lossless rate as a ratio to the first '
+                          '(e.g. 0,1,2,3)')
+    run.add_argument('--chain-counts', metavar='N,...',
+                     help='run once per number of chains side by side '
+                          '(1-%d), each measured together, and print the '
+                          'density curve: aggregate and per-chain '
+                          'lossless rate per N (e.g. 1,2)' % MAX_CHAINS)
+    run.add_argument('--noisy-neighbours', metavar='FRACTION',
+                     help='with 2 or more chains: search chain 0 alone, '
+                          'then while every other chain carries FRACTION '
+                          '(0-1] of its own lossless rate alone; report '
+                          'both and their ratio')
+    run.add_argument('--keep-up', action='store_true',
+                     help='leave the bed up afterwards (take it down with '
+                          '`epa-chain local down`)')
+    run.add_argument('--json', metavar='OUT',
+                     help='write the results (schema epa-chain/results/2 '
+                          'with a testbed section; with --vnf-counts, '
+                          'epa-chain/local-chain-lengths/1; with '
+                          '--chain-counts, epa-chain/local-density/1) to '
+                          'OUT')
+    run.add_argument('--plots', metavar='DIR',
+                     help='also write the PNG plots `epa-chain report '
+                          '--plots` draws (with --repeat, the spread) '
+                          'into DIR; with --vnf-counts or --chain-counts, '
+                          'one folder per run and the comparison\'s plot')
+    run.add_argument('--throttle-vnf', metavar='N:PERCENT',
+                     help='hold the N-th VNF of the chain to PERCENT of '
+                          'one CPU (a CPU cgroup quota) once the chain is '
+                          'proven: a bottleneck on purpose, to see the '
+                          'loss split by hop name it (e.g. 2:10)')
+    run.add_argument('-q', '--quiet', action='store_true',
+                     help='no progress lines on stderr')
 
 
 def _stack_arguments(parser):
@@ -134,6 +156,11 @@ def _stack_arguments(parser):
                             'says so); the bed\'s own settings (engine, '
                             'in-stack generator, --vnf-counts) are a last '
                             'environment file')
+    group.add_argument('--chain-count', metavar='N',
+                       help='chains side by side (the template\'s '
+                            'chain_count, 1-%d here): each its own VNFs, '
+                            'VLANs and generator, measured together'
+                            % MAX_CHAINS)
     group.add_argument('--engine', choices=('testpmd', 'prox'),
                        help='VNF forwarding engine (default: prox when a '
                             'PROX binary is given or built, the seeds\' '
@@ -228,6 +255,66 @@ def _vnf_counts(text):
     return tuple(counts)
 
 
+def _chain_count(text):
+    """--chain-count N: a whole number 1 to MAX_CHAINS."""
+    counts = _chain_counts(text, '--chain-count')
+    if len(counts) != 1:
+        raise ValueError('--chain-count %r: give one number' % text)
+    return counts[0]
+
+
+def _chain_counts(text, option='--chain-counts'):
+    """(N, ...) of --chain-counts; ValueError naming the option."""
+    try:
+        counts = tuple(int(item) for item in str(text).split(',') if item)
+    except ValueError:
+        counts = ()
+    if not counts or any(c < 1 or c > MAX_CHAINS for c in counts):
+        raise ValueError('%s %r: give numbers of chains 1 to %d separated '
+                         'by commas, e.g. 1,2' % (option, text, MAX_CHAINS))
+    return counts
+
+
+def _fraction(text):
+    """--noisy-neighbours FRACTION: a number in (0, 1]."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = None
+    if value is None or not 0 < value <= 1:
+        raise ValueError('--noisy-neighbours %r: give the neighbours\' '
+                         'load as a fraction of their lossless rate, above '
+                         '0 and at most 1 (e.g. 0.5)' % text)
+    return value
+
+
+def _runs(args):
+    """(vnf_counts, chain_counts) of a run: one of the two may vary."""
+    vnf_counts = _vnf_counts(getattr(args, 'vnf_counts', None))
+    chain_counts = ((_chain_count(args.chain_count),) if args.chain_count
+                    else (None,))
+    if getattr(args, 'chain_counts', None):
+        if args.chain_count:
+            raise ValueError('give --chain-count or --chain-counts, not '
+                             'both')
+        chain_counts = _chain_counts(args.chain_counts)
+    if len(vnf_counts) > 1 and len(chain_counts) > 1:
+        raise ValueError('give --vnf-counts or --chain-counts, not both: '
+                         'one comparison per run')
+    if 0 in vnf_counts and chain_counts != (None,) and max(
+            chain_counts) > 1:
+        raise ValueError('--vnf-counts 0 (OVS alone) takes one chain; drop '
+                         '0 or use --chain-count 1')
+    noisy = getattr(args, 'noisy_neighbours', None)
+    if noisy is not None:
+        noisy = _fraction(noisy)
+    if noisy and chain_counts != (None,) and min(chain_counts) < 2:
+        raise ValueError('--noisy-neighbours needs neighbours: give '
+                         '--chain-count 2 or more (--chain-counts: each '
+                         'at least 2)')
+    return vnf_counts, chain_counts, noisy
+
+
 def _request(args, state):
     """The lifecycle.Request of `up` or `run`; nothing runs before it.
 
@@ -242,19 +329,20 @@ def _request(args, state):
         outputs.check_directory(args.plots, '--plots')
     prox = prox_binary.given(args.prox_binary, args.prox_source)
     stack = _stack(args)
+    vnf_counts, chain_counts, noisy = _runs(args)
     fields = dict(state=state, stack=stack, prox=prox,
                   engine=args.engine, engine_binary=args.engine_binary,
-                  generator=args.generator, install=args.install)
+                  generator=args.generator, install=args.install,
+                  chain_counts=chain_counts)
     if args.action == 'run':
-        fields.update(_run_fields(args, stack))
+        fields.update(_run_fields(args, stack, vnf_counts, noisy))
     return lifecycle.Request(**fields)
 
 
-def _run_fields(args, stack):
+def _run_fields(args, stack, vnf_counts, noisy):
     """The Request fields of `run` only, each refused now if bad."""
     from epa_chain.local import throttle
 
-    vnf_counts = _vnf_counts(args.vnf_counts)
     # Bad measurement options fail here, before anything is created; the
     # runner sets chain length and directions from each bed.
     campaign = _arguments.campaign_from_arguments(args,
@@ -267,7 +355,7 @@ def _run_fields(args, stack):
         throttle.check_chains(throttled, stack, vnf_counts)
     return dict(vnf_counts=vnf_counts, campaign=campaign,
                 keep_up=args.keep_up, json=args.json, plots=args.plots,
-                throttle=throttled)
+                throttle=throttled, noisy_fraction=noisy)
 
 
 # ---- the action -----------------------------------------------------------

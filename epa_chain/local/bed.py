@@ -55,6 +55,9 @@ def summary(plan):
                  for v in plan.vnfs],
         'generator': plan.generator.name,
         'generator_kind': plan.generator.kind,
+        'chains': [{'chain': g.chain, 'generator': g.name, 'netns': g.netns,
+                    'vnfs': [v.name for v in plan.vnfs if v.chain == g.chain]}
+                   for g in plan.generators],
         'directions': list(plan.directions),
         'hugepages_2mb': plan.hugepages, 'pmd_cpus': list(plan.pmd_cpus),
         'flavors': list(plan.flavors), 'notes': list(plan.notes),
@@ -73,7 +76,8 @@ class Bed:
         self.prox_binary = prox_binary
         self.ready_timeout_s = ready_timeout_s
         self.switch = None
-        self.generator = None
+        #: one per chain, in chain order, as they start
+        self.generators = []
         self.timings = {}
         self.throttled = None
 
@@ -93,10 +97,11 @@ class Bed:
         self._bridges_and_ports()
         self._start_vnfs()
         self._wait_ready()
-        if plan.generator.kind == 'prox':
-            self.generator = self._start_prox_generator()
-        else:
-            self.generator = self._make_generator()
+        for generator in plan.generators:
+            if generator.kind == 'prox':
+                self._start_prox_generator(generator)
+            else:
+                self.generators.append(self._make_generator(generator))
         state.set(phase='up')
         self.timings['up_s'] = time.monotonic() - started
         self.progress('up in %.1f s' % self.timings['up_s'])
@@ -104,15 +109,15 @@ class Bed:
 
     def _namespaces(self):
         plan, state = self.plan, self.state
-        for name in (plan.ovs_netns, plan.generator_netns):
+        wanted = [plan.ovs_netns] + [g.netns for g in plan.generators]
+        for name in wanted:
             if name in host.namespaces():
                 raise BedError('network namespace %s exists: run `epa-chain '
                                'local down --prefix %s`' % (name,
                                                             plan.prefix))
             state.add_namespace(name)
             host.add_namespace(name)
-        self.progress('namespaces %s, %s' % (plan.ovs_netns,
-                                             plan.generator_netns))
+        self.progress('namespaces %s' % ', '.join(wanted))
 
     def _hugepages(self):
         from epa_chain.local import hugepages
@@ -164,11 +169,11 @@ class Bed:
         plan = self.plan
         host.run(['ip', '-n', plan.ovs_netns, 'link', 'add', port.name,
                   'type', 'veth', 'peer', 'name', port.peer, 'netns',
-                  plan.generator_netns])
-        host.run(['ip', '-n', plan.generator_netns, 'link', 'set',
+                  port.netns])
+        host.run(['ip', '-n', port.netns, 'link', 'set',
                   port.peer, 'address', port.mac])
         for netns, name in ((plan.ovs_netns, port.name),
-                            (plan.generator_netns, port.peer)):
+                            (port.netns, port.peer)):
             host.run(['ip', '-n', netns, 'link', 'set', name, 'up'])
         self.switch.add_system_port(port.bridge, port.name, port.vlan)
 
@@ -246,7 +251,12 @@ class Bed:
     def _console(self, name):
         return os.path.join(self.state.vnf_dir(name), 'console.log')
 
-    def _start_prox_generator(self):
+    @property
+    def generator(self):
+        """Chain 0's generator (prove and measure take self.generators)."""
+        return self.generators[0] if self.generators else None
+
+    def _start_prox_generator(self, planned):
         from epa_chain.local import prox_generator
         from epa_chain.local import prox_setup
 
@@ -256,38 +266,39 @@ class Bed:
                            '--prox-binary or --prox-source, or use '
                            '--generator afpacket')
         # PROX's TCP control port, reached from this process only
-        host.run(['ip', '-n', plan.generator_netns, 'link', 'set', 'lo',
-                  'up'])
+        host.run(['ip', '-n', planned.netns, 'link', 'set', 'lo', 'up'])
         generator = prox_generator.LocalProxGenerator(
-            prox_setup.setup(plan.generator, plan.generator.cpus),
-            plan.generator_netns,
+            prox_setup.setup(planned, planned.cpus), planned.netns,
             cpu_notes=[n for n in plan.notes
                        if n.startswith('PROX generator')])
         # Closed by close_generator() and, if this process dies, by down
         # (the processes are recorded and run in the bed's namespaces).
-        self.generator = generator
-        generator.start(self.prox_binary, self.state.sub('generator'),
-                        self.state.hugepage_mount, plan.prefix,
-                        lambda name, pid, argv: self.state.add_process(
+        self.generators.append(generator)
+        name, directory = _generator_record(planned.chain)
+        generator.start(self.prox_binary, self.state.sub(*directory),
+                        self.state.hugepage_mount,
+                        plan.prefix + ('g%d' % planned.chain
+                                       if planned.chain else ''),
+                        lambda _name, pid, argv: self.state.add_process(
                             name, pid, argv), self.progress)
         return generator
 
-    def _make_generator(self):
+    def _make_generator(self, planned):
         from epa_chain.local import afpacket
 
-        config = self.plan.generator.config
+        config = planned.config
         endpoints = [afpacket.Endpoint(
             name=p.role, interface=p.peer, mac=p.mac)
-            for p in self.plan.generator.ports]
+            for p in planned.ports]
         # The last hop of each direction: frames from any other source
         # reached the generator without crossing the chain.
-        last_hop = {hop.direction: hop.src for hop in self.plan.hops()}
+        last_hop = {hop.direction: hop.src for hop in
+                    self.plan.for_chain(planned.chain).hops()}
         streams = [afpacket.Stream(
             direction=f.direction, tx=f.tx_port, rx=f.rx_port,
             dst_mac=f.next_hop_mac, last_hop_mac=last_hop.get(f.direction))
             for f in config.flows]
-        return afpacket.AfPacketGenerator(
-            self.plan.generator_netns, endpoints, streams)
+        return afpacket.AfPacketGenerator(planned.netns, endpoints, streams)
 
     # ---- what the measurement reads ----------------------------------------
 
@@ -316,13 +327,13 @@ class Bed:
                       'CPU: %s' % (vnf.name, pids[0], engine,
                                    throttle.percent, group))
 
-    def loss_paths(self):
-        """{direction: (hop_loss.Hop, ...)} of the chain, by switch port."""
+    def loss_paths(self, chain=0):
+        """{direction: (hop_loss.Hop, ...)} of a chain, by switch port."""
         from epa_chain.measurement import hop_loss
 
         owners = {port.name: port.owner for port in self.plan.ports}
         paths = {}
-        for hop in self.plan.hops():
+        for hop in self.plan.for_chain(chain).hops():
             paths.setdefault(hop.direction, []).append(hop_loss.Hop(
                 owners[hop.in_port], hop.in_port,
                 owners.get(hop.out_port, hop.out_port), hop.out_port))
@@ -336,9 +347,15 @@ class Bed:
         return counters
 
     def close_generator(self):
-        if self.generator is not None:
-            self.generator.close()
-            self.generator = None
+        while self.generators:
+            self.generators.pop().close()
+
+
+def _generator_record(chain):
+    """A chain's generator: its process record and directory parts."""
+    if not chain:
+        return 'generator', ('generator',)
+    return 'generator-%d' % chain, ('generators', str(chain))
 
 
 def _bridge_label(plan, bridge):

@@ -67,7 +67,7 @@ class Stack:
     parameters: typing.Mapping[str, str]
     stack_name: str = 'epa'
 
-    def for_bed(self, engine, vnf_count=None):
+    def for_bed(self, engine, vnf_count=None, chain_count=None):
         """The bed's own settings: an environment file's parameters."""
         # The bed always runs its own generator in the stack: a preset
         # made for an external hardware tester (vecpe) gets the in-stack
@@ -78,6 +78,8 @@ class Stack:
                       'vnf_tasks_at_ready': 'running'}
         if vnf_count is not None:
             parameters['vnf_count'] = max(1, vnf_count)
+        if chain_count is not None:
+            parameters['chain_count'] = chain_count
         return parameters
 
 
@@ -95,6 +97,8 @@ class Request:
     #: PROX binary, else afpacket
     generator: typing.Optional[str] = None
     install: bool = True
+    #: --chain-count(s); None: the stack's own chain_count
+    chain_counts: typing.Tuple[typing.Optional[int], ...] = (None,)
     # `run` only
     campaign: typing.Any = None     # measurement.campaign.Campaign
     vnf_counts: typing.Tuple[typing.Optional[int], ...] = (None,)
@@ -102,6 +106,13 @@ class Request:
     json: typing.Optional[str] = None
     plots: typing.Optional[str] = None
     throttle: typing.Any = None     # local.throttle.Throttle
+    #: --noisy-neighbours: the neighbours' share of their lossless rate
+    noisy_fraction: typing.Optional[float] = None
+
+    def runs(self):
+        """(vnf count, chain count) of each bed, in order."""
+        return [(vnfs, chains) for vnfs in self.vnf_counts
+                for chains in self.chain_counts]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -148,7 +159,8 @@ def up(request, progress, out):
     """Bring the bed up and prove it; leave it up. Exit status 0."""
     with Signals():
         choice = _prepare(request, progress)
-        bed = _bed_up(request, choice, progress)
+        bed = _bed_up(request, choice, progress,
+                      chain_count=request.chain_counts[0])
         bed.close_generator()
     prefix = request.state.prefix
     out.write('%s is up: `epa-chain local status --prefix %s`, `epa-chain '
@@ -167,11 +179,12 @@ def run(request, progress, out):
     documents = []
     with Signals():
         choice = _prepare(request, progress)
-        for count in request.vnf_counts:
-            bed = _bed_up(request, choice, progress, count)
+        runs = request.runs()
+        for number, (vnfs, chains) in enumerate(runs, 1):
+            bed = _bed_up(request, choice, progress, vnfs, chains)
             documents.append(_measured(
-                bed, request.campaign, progress,
-                keep_up=request.keep_up and count == request.vnf_counts[-1]))
+                bed, request, progress,
+                keep_up=request.keep_up and number == len(runs)))
     return runner.finish(documents, request.json, progress, out,
                          plots_dir=request.plots)
 
@@ -313,26 +326,35 @@ def make_plan(topology, state, choice, vnf_count_override=None):
     return plan
 
 
-def _bed_up(request, choice, progress, vnf_count=None):
+def _bed_up(request, choice, progress, vnf_count=None, chain_count=None):
     """Resolve, plan, bring up, prove: the Bed (taken down on failure)."""
     stack = request.stack
     progress('resolving %s with %s (Heat engine, in-process)' % (
         stack.template, ', '.join(stack.environments)))
-    checked = resolve(stack, stack.for_bed(choice.engine, vnf_count))
+    checked = resolve(stack, stack.for_bed(choice.engine, vnf_count,
+                                           chain_count))
     for finding in checked.findings:
         if finding.severity == findings.WARNING:
             progress('warning: %s' % finding)
     plan = make_plan(checked.topology, request.state, choice, vnf_count)
     for note in plan.notes + plan.flavors:
         progress('plan: ' + note)
-    if request.throttle and request.throttle.vnf > len(plan.vnfs):
-        raise LocalError('--throttle-vnf %d: the chain has %d VNF(s); name '
-                         'one of 1-%d' % (request.throttle.vnf,
-                                          len(plan.vnfs), len(plan.vnfs))
-                         if plan.vnfs else '--throttle-vnf: this chain has '
-                         'no VNF to throttle (--vnf-counts 0)')
+    _check_request(request, plan)
     return bring_up(plan, request.state, progress, choice,
                     throttle=request.throttle)
+
+
+def _check_request(request, plan):
+    """What the run asks of the plan, before anything is created."""
+    vnfs = plan.vnfs_per_chain
+    if request.throttle and request.throttle.vnf > vnfs:
+        raise LocalError('--throttle-vnf %d: the chain has %d VNF(s); name '
+                         'one of 1-%d' % (request.throttle.vnf, vnfs, vnfs)
+                         if vnfs else '--throttle-vnf: this chain has '
+                         'no VNF to throttle (--vnf-counts 0)')
+    if request.noisy_fraction and plan.chain_count < 2:
+        raise LocalError('--noisy-neighbours: the stack has %d chain; give '
+                         '--chain-count 2 or more' % plan.chain_count)
 
 
 def bring_up(plan, state, progress, choice, throttle=None):
@@ -345,7 +367,7 @@ def bring_up(plan, state, progress, choice, throttle=None):
                       prox_binary=choice.prox_binary)
     try:
         bed.up()
-        proof = proof_mod.prove(plan, bed.switch, bed.generator)
+        proof = proof_mod.prove_chains(plan, bed.switch, bed.generators)
         for line in proof.lines():
             progress('proof: ' + line)
         bed.proof = proof
@@ -377,12 +399,16 @@ def _bed_errors():
             throttle.ThrottleError)
 
 
-def _measured(bed, campaign, progress, keep_up=False):
+def _measured(bed, request, progress, keep_up=False):
     """The bed measured (runner.measure), then down unless kept up."""
     from epa_chain.local import runner
 
     try:
-        document = runner.measure(bed, campaign, progress)
+        if request.noisy_fraction:
+            document = runner.measure_noisy(bed, request.campaign,
+                                            request.noisy_fraction, progress)
+        else:
+            document = runner.measure(bed, request.campaign, progress)
     finally:
         if not keep_up:
             bed.close_generator()

@@ -33,7 +33,11 @@ from epa_chain import outputs
 IFNAMSIZ = 15                   # longest Linux interface name (16 - NUL)
 OVS_SUFFIX = '-ovs'             # ovs-vswitchd's network namespace
 GENERATOR_SUFFIX = '-gen'       # the generator's
-NAMESPACE_SUFFIXES = (OVS_SUFFIX, GENERATOR_SUFFIX)
+#: Chains a bed stands in for; chain K > 0's generator is in PREFIX-gK,
+#: no longer than PREFIX-gen.
+MAX_CHAINS = 8
+NAMESPACE_SUFFIXES = (OVS_SUFFIX, GENERATOR_SUFFIX) + tuple(
+    '-g%d' % chain for chain in range(1, MAX_CHAINS))
 PREFIX_MAX = IFNAMSIZ - max(len(s) for s in NAMESPACE_SUFFIXES)
 PREFIX_PATTERN = r'^[a-z][a-z0-9-]{0,%d}$' % (PREFIX_MAX - 1)
 SUN_PATH_MAX = 107              # bytes of an AF_UNIX path, without the NUL
@@ -55,8 +59,13 @@ class BadName(ValueError):
 
 
 def namespaces(prefix):
-    """The network namespaces a bed with this prefix creates."""
+    """The network namespaces a bed with this prefix may create."""
     return [prefix + suffix for suffix in NAMESPACE_SUFFIXES]
+
+
+def generator_netns(prefix, chain):
+    """The namespace of chain `chain`'s generator."""
+    return prefix + (GENERATOR_SUFFIX if not chain else '-g%d' % chain)
 
 
 def check_prefix(prefix):

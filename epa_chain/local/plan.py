@@ -33,6 +33,10 @@ The cloud resource  ->  here
                         (local/afpacket.py) in its namespace
   OS::Nova::Flavor  ->  huge pages for every VNF; dedicated CPUs when the
                         host has enough cores, otherwise shared and said so
+  chain K of chain_count
+                    ->  its VNFs numbered on from chain K-1's, its generator
+                        in a namespace of its own (PREFIX-gen, PREFIX-gK),
+                        its segments on its own VLANs of the shared bridges
 """
 
 import dataclasses
@@ -82,6 +86,8 @@ class SwitchPort:
     kind: str               # vhost | veth
     socket: typing.Optional[str] = None      # vhost-user socket (vhost)
     peer: typing.Optional[str] = None        # veth end in the namespace
+    netns: typing.Optional[str] = None       # that namespace (veth)
+    chain: int = 0          # chain_count's index K of its chain
 
 
 @dataclasses.dataclass(frozen=True)
@@ -93,6 +99,7 @@ class Vnf:
     ports: typing.Tuple[SwitchPort, ...]
     cpus: typing.Tuple[int, ...]
     pinned: bool
+    chain: int = 0
 
 
 @dataclasses.dataclass(frozen=True)
@@ -100,6 +107,8 @@ class Generator:
     name: str
     config: node_config.NodeConfig
     ports: typing.Tuple[SwitchPort, ...]
+    netns: str = ''                  # its network namespace
+    chain: int = 0
     kind: str = 'afpacket'           # prox | afpacket
     why: str = ''                    # why this kind
     # PROX: (master CPU, worker CPU, ...): lcore N is CPU N
@@ -127,7 +136,7 @@ class LocalPlan:
     bridges: typing.Tuple[Bridge, ...]
     ports: typing.Tuple[SwitchPort, ...]
     vnfs: typing.Tuple[Vnf, ...]
-    generator: Generator
+    generators: typing.Tuple[Generator, ...]   # one per chain, in order
     hugepages: int                   # 2 MB pages for OVS and the VNFs
     pmd_cpus: typing.Tuple[int, ...]
     flavors: typing.Tuple[str, ...]  # how each flavor was honoured
@@ -138,22 +147,48 @@ class LocalPlan:
         return self.prefix + names.OVS_SUFFIX
 
     @property
+    def generator(self):
+        """Chain 0's generator: the only one of a one-chain bed."""
+        return self.generators[0]
+
+    @property
     def generator_netns(self):
-        return self.prefix + names.GENERATOR_SUFFIX
+        return self.generator.netns
+
+    @property
+    def chain_count(self):
+        return len(self.generators)
+
+    @property
+    def vnfs_per_chain(self):
+        return len(self.vnfs) // self.chain_count
 
     @property
     def directions(self):
         return tuple(f.direction for f in self.generator.config.flows)
 
+    def for_chain(self, chain):
+        """The plan of chain `chain` alone (the bridges stay shared)."""
+        return dataclasses.replace(
+            self, ports=tuple(p for p in self.ports if p.chain == chain),
+            vnfs=tuple(v for v in self.vnfs if v.chain == chain),
+            generators=(self.generators[chain],))
+
     def port_by_mac(self, mac):
         return next((p for p in self.ports if p.mac == mac), None)
 
     def hops(self):
-        """Every hop of every direction, from the nodes' configurations."""
+        """Every hop of every direction of every chain, in chain order."""
+        hops = []
+        for generator in self.generators:
+            hops += self._hops_from(generator)
+        return hops
+
+    def _hops_from(self, generator):
         hops = []
         for direction in self.directions:
-            node, config, port_of = self.generator, self.generator.config, \
-                self.generator.port
+            node, config, port_of = generator, generator.config, \
+                generator.port
             seen = set()
             while node.name not in seen:
                 seen.add(node.name)
@@ -165,7 +200,7 @@ class LocalPlan:
                 hops.append(Hop(direction, tx.name, tx.mac,
                                 flow.next_hop_mac,
                                 target.name if target else '?'))
-                if target is None or target.owner == self.generator.name:
+                if target is None or target.owner == generator.name:
                     break
                 node = next(v for v in self.vnfs if v.name == target.owner)
                 config = node.config
@@ -191,31 +226,39 @@ def build(topology, prefix, socket_dir, host_cpus, generator='afpacket',
           generator_why=''):
     """The LocalPlan for a chain topology; PlanError if it cannot be.
 
-    generator: 'prox' (two PROX instances on vhost-user ports) or
-    'afpacket' (veth pairs into the generator's namespace).
+    generator: 'prox' (a PROX instance on vhost-user ports per chain) or
+    'afpacket' (veth pairs into each chain's generator namespace).
     """
     if generator not in GENERATORS:
         raise PlanError('--generator', 'is %r' % (generator,),
                         'choose one of %s' % ', '.join(GENERATORS))
     notes = []
     bridges = _bridges(topology)
-    gen_node = _generator_node(topology)
-    vnf_nodes = [n for n in topology.nodes if n.config.role == 'vnf']
-    cpus, pinned = _cpu_sets(vnf_nodes, host_cpus, notes)
+    chains = _chains(topology)
+    vnf_nodes = [(k, n) for k, (_gen, vnfs) in enumerate(chains)
+                 for n in vnfs]
+    cpus, pinned = _cpu_sets([n for _k, n in vnf_nodes], host_cpus, notes)
     vnfs = tuple(_vnf(node, index, bridges, socket_dir, cpus[index - 1],
-                      pinned) for index, node in enumerate(vnf_nodes, 1))
-    gen = _generator(gen_node, bridges, socket_dir, generator,
-                     generator_why, host_cpus, cpus if pinned else [],
-                     notes)
+                      pinned, chain)
+                 for index, (chain, node) in enumerate(vnf_nodes, 1))
+    gens = tuple(_generator(
+        gen_node, chain, prefix, bridges, socket_dir, generator,
+        generator_why, host_cpus, cpus if pinned else [], notes)
+        for chain, (gen_node, _vnfs) in enumerate(chains))
     flavors = _flavors(topology)
     pages = OVS_PAGES + VNF_PAGES * len(vnfs) + SPARE_PAGES
-    if gen.kind == 'prox':
-        pages += PROX_GENERATOR_PAGES
+    if generator == 'prox':
+        pages += PROX_GENERATOR_PAGES * len(gens)
+    if len(gens) > 1:
+        notes.append('%d chains side by side: each its own VNFs, VLANs and '
+                     'generator (namespaces %s)' % (
+                         len(gens), ', '.join(g.netns for g in gens)))
     notes.append('management network and its ports: not realised (nothing '
                  'here needs them; the generator is driven in-process)')
     return LocalPlan(prefix=prefix, bridges=tuple(bridges.values()),
                      ports=tuple(p for v in vnfs for p in v.ports) +
-                     gen.ports, vnfs=vnfs, generator=gen, hugepages=pages,
+                     tuple(p for g in gens for p in g.ports), vnfs=vnfs,
+                     generators=gens, hugepages=pages,
                      pmd_cpus=(PMD_CPU,), flavors=tuple(flavors),
                      notes=tuple(notes))
 
@@ -242,23 +285,38 @@ def _bridges(topology):
     return bridges
 
 
-def _generator_node(topology):
-    """The stack's generator server; PlanError if none or a bad config."""
-    generators_found = [n for n in topology.nodes
-                        if n.config and n.config.role == 'generator']
-    if not generators_found:
-        raise PlanError('endpoints', 'the stack has no generator server',
-                        'use endpoints=generator (the default): the local '
-                        'bed needs a generator it can run')
+def _chains(topology):
+    """[(generator node, [VNF node, ...]), ...] of each chain, in order.
+
+    PlanError if a chain has no generator, or the stack more chains
+    than this host stands in for.
+    """
     for node in topology.nodes:
         if node.config_error:
             raise PlanError('%s.user_data' % node.name,
                             str(node.config_error),
                             'fix the template that renders it')
-    return generators_found[0]
+    chains = []
+    for nodes in topology.chains():
+        configured = [n for n in nodes if n.config]
+        if not configured:
+            continue
+        found = [n for n in configured if n.config.role == 'generator']
+        if not found:
+            raise PlanError('endpoints', 'the stack has no generator server',
+                            'use endpoints=generator (the default): the '
+                            'local bed needs a generator it can run')
+        chains.append((found[0], [n for n in configured
+                                  if n.config.role == 'vnf']))
+    if len(chains) > names.MAX_CHAINS:
+        raise PlanError('chain_count', 'is %d' % len(chains),
+                        'the local bed stands in for at most %d chains '
+                        '(namespaces PREFIX-g1..-g%d)'
+                        % (names.MAX_CHAINS, names.MAX_CHAINS - 1))
+    return chains
 
 
-def _vnf(node, index, bridges, socket_dir, cpus, pinned):
+def _vnf(node, index, bridges, socket_dir, cpus, pinned, chain):
     """A VNF server: its ports vhost-user ports named vhu-vN-l/r."""
     short = 'v%d' % index
     ports = []
@@ -266,41 +324,51 @@ def _vnf(node, index, bridges, socket_dir, cpus, pinned):
         name = interface_name('vhu', short, role[0])
         ports.append(_switch_port(
             node.port_for(role), bridges, name, node.config.name, role,
-            'vhost', socket='%s/%s.sock' % (socket_dir, name)))
+            'vhost', chain, socket='%s/%s.sock' % (socket_dir, name)))
     return Vnf(name=node.config.name, config=node.config,
                user_data=node.server.properties['user_data'],
                server_id=node.server.resource_id, ports=tuple(ports),
-               cpus=cpus, pinned=pinned)
+               cpus=cpus, pinned=pinned, chain=chain)
 
 
-def _generator(node, bridges, socket_dir, kind, why, host_cpus, vnf_sets,
-               notes):
-    """The generator server: PROX on vhost-user ports, or veth pairs."""
+def _generator(node, chain, prefix, bridges, socket_dir, kind, why,
+               host_cpus, vnf_sets, notes):
+    """A chain's generator: PROX on vhost-user ports, or veth pairs.
+
+    Chain 0's ports keep the one-chain names (vhu-g-l, gen-left); chain
+    K's carry K (vhu-gK-l, gK-left).
+    """
+    netns = names.generator_netns(prefix, chain)
     ports = []
     for role in node_config.PORT_NAMES:
         port = node.port_for(role)
         if kind == 'prox':
-            name = interface_name('vhu', 'g', role[0])
+            name = interface_name('vhu', 'g%s' % (chain or ''), role[0])
             ports.append(_switch_port(
-                port, bridges, name, node.config.name, role, 'vhost',
+                port, bridges, name, node.config.name, role, 'vhost', chain,
                 socket='%s/%s.sock' % (socket_dir, name)))
         else:
             ports.append(_switch_port(
-                port, bridges, interface_name('gen', role),
-                node.config.name, role, 'veth', peer=role))
+                port, bridges, interface_name(
+                    'g%d' % chain if chain else 'gen', role),
+                node.config.name, role, 'veth', chain, peer=role,
+                netns=netns))
     cpus, own = (), False
     if kind == 'prox':
-        cpus, own = _generator_cpus(host_cpus, vnf_sets, notes)
-    notes.append('generator: %s (%s)' % (
-        'PROX, gen and lat tasks, on vhost-user ports'
-        if kind == 'prox' else
-        'AF_PACKET sender/receiver on veth pairs', why or 'asked'))
-    return Generator(node.config.name, node.config, tuple(ports), kind=kind,
-                     why=why, cpus=cpus, cpus_own=own)
+        cpus, own = _generator_cpus(host_cpus, vnf_sets,
+                                    notes if not chain else [])
+    if not chain:
+        notes.append('generator: %s (%s)' % (
+            'PROX, gen and lat tasks, on vhost-user ports'
+            if kind == 'prox' else
+            'AF_PACKET sender/receiver on veth pairs', why or 'asked'))
+    return Generator(node.config.name, node.config, tuple(ports),
+                     netns=netns, chain=chain, kind=kind, why=why, cpus=cpus,
+                     cpus_own=own)
 
 
-def _switch_port(port, bridges, name, owner, role, kind, socket=None,
-                 peer=None):
+def _switch_port(port, bridges, name, owner, role, kind, chain, socket=None,
+                 peer=None, netns=None):
     network = port.network
     if network.vlan is None:
         raise PlanError('%s.segmentation_id' % network.name, 'no VLAN',
@@ -309,7 +377,8 @@ def _switch_port(port, bridges, name, owner, role, kind, socket=None,
         name=name, bridge=bridges[network.physical_network or
                                   'physnet1'].name,
         vlan=int(network.vlan), mac=port.mac, owner=owner, role=role,
-        network=network.name, kind=kind, socket=socket, peer=peer)
+        network=network.name, kind=kind, socket=socket, peer=peer,
+        netns=netns, chain=chain)
 
 
 def _cpu_sets(vnf_nodes, host_cpus, notes):
@@ -402,6 +471,10 @@ def without_vnfs(plan):
     The baseline the chain lengths are compared with: the generator sends
     each direction straight to its own other port through one bridge.
     """
+    if plan.chain_count > 1:
+        raise PlanError('vnf_count', 'is 0 with %d chains'
+                        % plan.chain_count, 'measure OVS alone with one '
+                        'chain (chain_count 1)')
     left, right = plan.generator.port('left'), plan.generator.port('right')
     right = dataclasses.replace(right, bridge=left.bridge, vlan=left.vlan,
                                 network=left.network)
@@ -414,7 +487,7 @@ def without_vnfs(plan):
     used = {left.bridge}
     return dataclasses.replace(
         plan, bridges=tuple(b for b in plan.bridges if b.name in used),
-        ports=(left, right), vnfs=(), generator=generator,
+        ports=(left, right), vnfs=(), generators=(generator,),
         hugepages=OVS_PAGES + SPARE_PAGES + (
             PROX_GENERATOR_PAGES if generator.kind == 'prox' else 0),
         notes=plan.notes + ('0 VNFs: OVS alone, both generator ports on %s '

@@ -27,6 +27,9 @@ by hand (seed 000 section 9.2: ping so that OVS learns, look at its tables).
 4. No flooding: the bridges' own ports, which receive every frame NORMAL
    floods in any VLAN, got none during the probe; `flooded_since` checks
    the same at the end of the measurement.
+5. With several chains (prove_chains), each is proven alone through its
+   own generator, and no datapath flow from one chain's port outputs to
+   another chain's port: nothing crosses between chains.
 """
 
 import dataclasses
@@ -76,6 +79,9 @@ class Proof:
     problems: typing.List[str]
     warm_up_bursts: int = 0
     flooded_while_learning: int = 0
+    #: several chains: each chain's proof (as_dict) with its crossings
+    chains: typing.List[dict] = dataclasses.field(default_factory=list)
+    crossed_frames: int = 0
 
     @property
     def ok(self):
@@ -92,6 +98,8 @@ class Proof:
             'flooded_during_probe': self.flooded_during_probe,
             'warm_up_bursts': self.warm_up_bursts,
             'flooded_while_learning': self.flooded_while_learning,
+            'chains': list(self.chains),
+            'crossed_frames': self.crossed_frames,
         }
 
     def lines(self):
@@ -121,6 +129,10 @@ class Proof:
                        % (direction, tx, rx))
         out.append('flooded frames during the probe: %d'
                    % self.flooded_during_probe)
+        if self.chains:
+            out.append('between %d chains: %d frames crossed (datapath '
+                       'flows from one chain\'s port out of another\'s)'
+                       % (len(self.chains), self.crossed_frames))
         return out
 
 
@@ -244,3 +256,57 @@ def prove(plan, switch, generator, probe_fps=PROBE_FPS, probe_s=PROBE_S):
                  flooded_during_probe=flooded, learn_seconds=learn_s,
                  problems=problems, warm_up_bursts=bursts,
                  flooded_while_learning=while_learning)
+
+
+def prove_chains(plan, switch, generators, probe_fps=PROBE_FPS,
+                 probe_s=PROBE_S):
+    """Each chain proven alone, then merged; one chain: prove() itself.
+
+    Chain K > 0's hops, deliveries and problems are labelled 'chain K'.
+    """
+    if plan.chain_count == 1:
+        return prove(plan, switch, generators[0], probe_fps, probe_s)
+    chain_of = {port.name: port.chain for port in plan.ports}
+    merged = Proof(learned={}, hops=[], delivered={},
+                   flooded_during_probe=0, learn_seconds=0.0, problems=[])
+    for chain, generator in enumerate(generators):
+        proof = prove(plan.for_chain(chain), switch, generator, probe_fps,
+                      probe_s)
+        crossed = crossings(switch.datapath_flows(), chain_of, chain)
+        _merge(merged, proof, chain, crossed)
+    return merged
+
+
+def crossings(flows, chain_of, chain):
+    """{'in -> out': frames} of flows from `chain`'s ports into another's."""
+    found = {}
+    for flow in flows:
+        if chain_of.get(flow.in_port) != chain:
+            continue
+        for output in flow.outputs:
+            if chain_of.get(output, chain) != chain:
+                key = '%s -> %s' % (flow.in_port, output)
+                found[key] = found.get(key, 0) + flow.packets
+    return found
+
+
+def _merge(merged, proof, chain, crossed):
+    label = 'chain %d ' % chain if chain else ''
+    merged.learned.update(proof.learned)
+    merged.hops += [dataclasses.replace(h, direction=label + h.direction)
+                    for h in proof.hops]
+    merged.delivered.update({label + d: counts
+                             for d, counts in proof.delivered.items()})
+    merged.flooded_during_probe += proof.flooded_during_probe
+    merged.learn_seconds += proof.learn_seconds
+    merged.warm_up_bursts += proof.warm_up_bursts
+    merged.flooded_while_learning += proof.flooded_while_learning
+    merged.problems += ['chain %d: %s' % (chain, p) for p in proof.problems]
+    if crossed:
+        merged.problems.append('chain %d: frames crossed into another '
+                               'chain: %s' % (chain, ', '.join(
+                                   '%s (%d)' % item
+                                   for item in sorted(crossed.items()))))
+    merged.crossed_frames += sum(crossed.values())
+    merged.chains.append(dict(proof.as_dict(), chain=chain,
+                              crossed=crossed))

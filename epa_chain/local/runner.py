@@ -26,6 +26,7 @@ import os
 import time
 
 from epa_chain.local import bed as bed_mod
+from epa_chain.local import density
 from epa_chain.local import proof as proof_mod
 from epa_chain.measurement import hop_loss
 
@@ -34,12 +35,15 @@ from epa_chain.measurement import hop_loss
 CALIBRATION_MARGIN = 0.6
 
 
-def measure(bed, base_plan, progress):
+def measure(bed, base_plan, progress, measured=None, background=None):
     """Run the campaign on an up-and-proven bed; returns the document.
 
     `base_plan` is the campaign as the user asked for it; the bed sets
     its chain length and directions, calibration its highest load when
     the user gave none (each a dataclasses.replace, checked again).
+    Several chains are measured together (measurement/together.py):
+    `measured` (default every chain) share the load, `background`
+    ({chain: {frame size label: fps}}) carry a fixed one beside them.
     """
     from epa_chain.measurement import campaign
     from epa_chain.measurement import repeats
@@ -49,17 +53,17 @@ def measure(bed, base_plan, progress):
                'proof': bed.proof.as_dict(),
                'versions': bed.state.data.get('versions'),
                'timings': dict(bed.timings),
-               'vnf_count': len(plan.vnfs),
+               'vnf_count': plan.vnfs_per_chain,
+               'chain_count': plan.chain_count,
                'generator': generator_section(plan)}
     campaign_plan = dataclasses.replace(
-        base_plan, chain_length=len(plan.vnfs), directions=plan.directions)
+        base_plan, chain_length=plan.vnfs_per_chain,
+        directions=plan.directions)
+    generator = measurement_generator(bed, measured, background)
     if campaign_plan.max_load_fps is None:
-        campaign_plan = _capped(bed, campaign_plan, testbed, progress)
+        campaign_plan = _capped(generator, campaign_plan, testbed, progress)
     if bed.throttled:
         testbed['throttled'] = dict(bed.throttled)
-    # Every lossy trial's loss split by hop, from the switch's counters.
-    generator = hop_loss.CountingGenerator(bed.generator, bed.loss_paths(),
-                                           bed.port_counters)
     started = time.monotonic()
     document = repeats.run(
         lambda: campaign.run(generator, campaign_plan, progress),
@@ -77,16 +81,61 @@ def measure(bed, base_plan, progress):
     return document
 
 
-def _capped(bed, campaign_plan, testbed, progress):
+def measurement_generator(bed, measured=None, background=None):
+    """The bed's generators, each splitting its chain's loss by hop.
+
+    One chain: its generator; several: all of them driven together.
+    """
+    from epa_chain.measurement import together
+
+    counted = [hop_loss.CountingGenerator(generator, bed.loss_paths(chain),
+                                          bed.port_counters)
+               for chain, generator in enumerate(bed.generators)]
+    if len(counted) == 1:
+        return counted[0]
+    return together.TogetherGenerator(counted, measured, background)
+
+
+def measure_noisy(bed, base_plan, fraction, progress):
+    """Chain 0 alone, then beside neighbours at `fraction` of their NDR.
+
+    Every chain is searched alone first (the others idle): chain 0's
+    figures are the reference, the others' lossless rates set their
+    background load. The document is chain 0's run beside them, with
+    testbed.noisy_neighbour comparing the two.
+    """
+    alone = []
+    for chain in range(bed.plan.chain_count):
+        progress('noisy neighbours: chain %d searched alone, the others '
+                 'idle' % chain)
+        alone.append(measure(bed, base_plan, progress, measured=(chain,)))
+    background = {chain: {label: fps * fraction
+                          for label, fps in lossless_rates(doc).items()
+                          if fps}
+                  for chain, doc in enumerate(alone) if chain}
+    progress('noisy neighbours: chain 0 searched while %s' % '; '.join(
+        'chain %d carries %s' % (chain, ', '.join(
+            '%s fps at %s B' % (format(int(fps), ','), label)
+            for label, fps in loads.items()) or 'nothing (no lossless rate)')
+        for chain, loads in background.items()))
+    document = measure(bed, base_plan, progress, measured=(0,),
+                       background=background)
+    from epa_chain.measurement import chain_tables
+
+    document['testbed']['noisy_neighbour'] = chain_tables.noisy_section(
+        alone, document, fraction, background)
+    return document
+
+
+def _capped(generator, campaign_plan, testbed, progress):
     """The campaign with its highest load below what the generator sends.
 
     The sender is slower for big frames: the slowest frame size sets the
     cap, with a margin for the chain's share of the CPUs.
     """
-    capacity = {fs.label: bed.generator.calibrate(fs)
+    capacity = {fs.label: generator.calibrate(fs)
                 for fs in campaign_plan.frame_sizes}
-    margin = getattr(bed.generator, 'calibration_margin',
-                     CALIBRATION_MARGIN)
+    margin = getattr(generator, 'calibration_margin', CALIBRATION_MARGIN)
     max_load = min(capacity.values()) * margin
     min_load = campaign_plan.min_load_fps
     if min_load is not None and min_load >= max_load:
@@ -95,11 +144,13 @@ def _capped(bed, campaign_plan, testbed, progress):
                  'default floor applies' % format(int(min_load), ','))
         min_load = None
     testbed['generator_capacity_fps'] = capacity
-    progress('generator sustains %s fps per direction here; highest load '
+    progress('generator sustains %s fps per direction here%s; highest load '
              '%s fps' % (', '.join('%s at %s B' % (format(int(fps), ','),
                                                    label)
                                    for label, fps in capacity.items()),
-                         format(int(max_load), ',')))
+                         ' (the measured chains together)'
+                         if len(getattr(generator, 'measured', ())) > 1
+                         else '', format(int(max_load), ',')))
     return dataclasses.replace(campaign_plan, max_load_fps=max_load,
                                min_load_fps=min_load)
 
@@ -165,6 +216,10 @@ def failures(document):
     if checks.get('flooded_since_proof'):
         found.append('%d frames flooded during the measurement'
                      % checks['flooded_since_proof'])
+    noisy = document.get('testbed', {}).get('noisy_neighbour') or {}
+    for alone in noisy.get('alone', ()):
+        found += ['chain %d alone: %s' % (alone['chain'], problem)
+                  for problem in alone.get('errors', ())]
     return found
 
 
@@ -225,8 +280,10 @@ def render_comparison(table):
 def render_testbed(document):
     testbed = document['testbed']
     timings = testbed['timings']
-    lines = ['Test bed: %d VNF(s), %s; up %.1f s, measure %.1f s, down '
-             '%s s' % (testbed['vnf_count'],
+    chains = testbed.get('chain_count', 1)
+    lines = ['Test bed: %s%d VNF(s), %s; up %.1f s, measure %.1f s, down '
+             '%s s' % ('%d chains of ' % chains if chains > 1 else '',
+                       testbed['vnf_count'],
                        '+'.join(testbed['plan']['directions']),
                        timings.get('up_s', 0), timings.get('measure_s', 0),
                        '%.1f' % timings['down_s'] if 'down_s' in timings
@@ -237,6 +294,10 @@ def render_testbed(document):
                      'OK' if proof['ok'] else 'FAILED',
                      sum(1 for h in proof['hops'] if h['ok']),
                      proof['flooded_during_probe']))
+    if proof.get('chains'):
+        lines.append('Between chains: %d frames crossed (each chain proven '
+                     'alone through its own generator)'
+                     % proof['crossed_frames'])
     checks = testbed.get('end_checks')
     if checks:
         lines.append('After measuring: %d/%d MACs learned, %d frames '
@@ -258,7 +319,11 @@ def finish(documents, json_path, progress, out, plots_dir=None):
         out.write('\n' + render_testbed(document) + '\n')
         problems += failures(document)
     payload = documents[0]
-    if len(documents) > 1:
+    if _compares_chain_counts(documents):
+        table = density.curve(documents)
+        out.write(density.render(table))
+        payload = table
+    elif len(documents) > 1:
         table = comparison(documents)
         out.write(render_comparison(table))
         payload = dict(table, runs=documents)
@@ -268,21 +333,31 @@ def finish(documents, json_path, progress, out, plots_dir=None):
     if plots_dir:
         for path in _plots(documents, plots_dir):
             progress('plot: %s' % path)
+        if _compares_chain_counts(documents):
+            progress('plot: %s' % density.plot(payload, plots_dir,
+                                               '--plots'))
     for problem in problems:
         progress('FAILED: ' + problem)
     out.flush()
     return 1 if problems else 0
 
 
+def _compares_chain_counts(documents):
+    return len({d['testbed'].get('chain_count', 1)
+                for d in documents}) > 1
+
+
 def _plots(documents, plots_dir):
-    """Each document's plots; several chain lengths a folder each (vnfs-N)."""
+    """Each document's plots; several runs a folder each."""
     from epa_chain.measurement import plots
 
     if len(documents) == 1:
         return plots.render(documents[0], plots_dir, '--plots')
     paths = []
     for document in documents:
-        paths += plots.render(document, os.path.join(
-            plots_dir, 'vnfs-%d' % document['parameters']['chain_length']),
-            '--plots')
+        folder = ('chains-%d' % document['testbed']['chain_count']
+                  if _compares_chain_counts(documents) else
+                  'vnfs-%d' % document['parameters']['chain_length'])
+        paths += plots.render(document, os.path.join(plots_dir, folder),
+                              '--plots')
     return paths

@@ -42,7 +42,7 @@ DEFAULT_ROOT = '/run/epa-chain-local'
 RECORD = 'state.json'
 # Everything a bed creates in its directory: what `down` removes.
 LAYOUT = frozenset((RECORD, RECORD + '.tmp', 'ovs', 'hugepages', 'sockets',
-                    'vnfs', 'generator'))
+                    'vnfs', 'generator', 'generators'))
 
 
 class BedState:

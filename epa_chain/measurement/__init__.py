@@ -31,6 +31,8 @@ consistency  whether a case's figures agree with its own trials.
 report    text tables in the layout of the seed reports.
 plots     PNG plots: throughput, latency distributions.
 hop_loss  where a trial's frames were lost, hop by hop, per direction.
+together  several chains' generators driven as one, each chain's kept.
+chain_tables  per-chain and noisy-neighbour tables of such runs.
 kpi       a KPI file: the operator's limits a result is judged against.
 verdicts  a results document judged against a KPI file and a baseline.
 """

@@ -29,7 +29,7 @@ from epa_chain import outputs
 OPTION = 'plots directory'
 
 
-def _pyplot():
+def pyplot_module():
     # Agg: no display, no GUI toolkit; set before pyplot is imported.
     import matplotlib
     matplotlib.use('Agg')
@@ -41,12 +41,12 @@ def _slug(text):
     return re.sub(r'[^A-Za-z0-9]+', '-', text).strip('-').lower()
 
 
-def _save(figure, path, option):
+def save(figure, path, option):
     """Write the PNG atomically; only a regular file (or none) is replaced.
 
     savefig(path) would write through a symbolic link or into a FIFO.
     """
-    pyplot = _pyplot()
+    pyplot = pyplot_module()
     try:
         return outputs.write_with(path, lambda stream: figure.savefig(
             stream, format='png', dpi=100), option)
@@ -56,7 +56,7 @@ def _save(figure, path, option):
 
 def throughput_plot(document, path, option=OPTION):
     """Mbps and % line rate per frame size, one line per goal and flows."""
-    pyplot = _pyplot()
+    pyplot = pyplot_module()
     figure, (mbps_axis, percent_axis) = pyplot.subplots(
         1, 2, figsize=(11, 4.5))
     link_bps = document['generator']['link_bps']
@@ -107,7 +107,7 @@ def throughput_plot(document, path, option=OPTION):
         document['method'], '\n^ at least: the search reached its maximum '
         'load' if bounds else ''))
     figure.tight_layout()
-    return _save(figure, path, option)
+    return save(figure, path, option)
 
 
 def spread_plot(document, path, option=OPTION):
@@ -116,7 +116,7 @@ def spread_plot(document, path, option=OPTION):
     The repetitions' own figures are drawn as dots over the bars (a
     strip), so a lone outlier shows as one.
     """
-    pyplot = _pyplot()
+    pyplot = pyplot_module()
     figure, axis = pyplot.subplots(1, 1, figsize=(8, 4.5))
     spread = document['spread']
     labels = []
@@ -146,7 +146,7 @@ def spread_plot(document, path, option=OPTION):
                     'from min to max; dots: each repetition' % (
                         spread['repeat'], document['method']))
     figure.tight_layout()
-    return _save(figure, path, option)
+    return save(figure, path, option)
 
 
 def _fps_unit(highest):
@@ -179,7 +179,7 @@ def _draw_spread(axis, key, rows, labels_scale, number, count):
 
 def latency_plot(case, path, option=OPTION):
     """Delay histogram and CDF of the latency test, per direction."""
-    pyplot = _pyplot()
+    pyplot = pyplot_module()
     figure, (histogram_axis, cdf_axis) = pyplot.subplots(
         1, 2, figsize=(11, 4.5))
     test = case['latency']
@@ -201,7 +201,7 @@ def latency_plot(case, path, option=OPTION):
         format(int(test['load_fps']), ','), '%g' % (100 * test['fraction']),
         test['reference_goal']))
     figure.tight_layout()
-    return _save(figure, path, option)
+    return save(figure, path, option)
 
 
 def _draw_direction(histogram_axis, cdf_axis, direction, summary):
@@ -280,7 +280,44 @@ def render(document, out_dir, option=OPTION):
             continue
         paths.append(latency_plot(case, os.path.join(
             out_dir, _latency_name(case)), option))
+    if (document.get('testbed') or {}).get('noisy_neighbour'):
+        paths.append(noisy_plot(document, os.path.join(
+            out_dir, 'noisy-neighbours.png'), option))
     return paths
+
+
+def noisy_plot(document, path, option=OPTION):
+    """Throughput and mean latency alone and beside busy neighbours."""
+    section = document['testbed']['noisy_neighbour']
+    rows = [r for r in section['rows'] if r['goal'] == min(
+        document['parameters']['loss_goals'],
+        key=document['parameters']['loss_goals'].get)]
+    pyplot = pyplot_module()
+    figure, (rate_axis, delay_axis) = pyplot.subplots(1, 2, figsize=(11, 4.5))
+    positions = range(len(rows))
+    for axis, (alone, beside, unit, scale) in (
+            (rate_axis, ('alone_fps', 'with_fps', 'fps per direction', 1.0)),
+            (delay_axis, ('alone_latency_avg_ns', 'with_latency_avg_ns',
+                          'mean latency (us)', 1e-3))):
+        axis.bar([p - 0.2 for p in positions],
+                 [(r[alone] or 0) * scale for r in rows], 0.4, label='alone')
+        axis.bar([p + 0.2 for p in positions],
+                 [(r[beside] or 0) * scale for r in rows], 0.4,
+                 label='beside neighbours at %g %% of their rate'
+                 % (100 * section['background_fraction']))
+        axis.set_xticks(list(positions))
+        axis.set_xticklabels(['%s B' % r['frame_size'] for r in rows])
+        axis.set_ylabel(unit)
+        axis.grid(True, axis='y', alpha=0.3)
+    rate_axis.set_title('Chain %d lossless rate (ratio %s)' % (
+        section['measured_chain'], ', '.join(
+            '-' if r['ratio'] is None else '%.2f' % r['ratio']
+            for r in rows)))
+    delay_axis.set_title('Mean latency (ratio %s)' % ', '.join(
+        '-' if r['latency_ratio'] is None else '%.2f' % r['latency_ratio']
+        for r in rows))
+    rate_axis.legend(fontsize='small', loc='lower center')
+    return save(figure, path, option)
 
 
 def _latency_name(case):

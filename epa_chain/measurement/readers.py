@@ -84,6 +84,11 @@ def case_label(frame_label, flows, directions):
                                     '+'.join(directions))
 
 
+def chain_count(document):
+    """Chains measured together (each a port pair of the generator's)."""
+    return len(document['generator'].get('chains') or ()) or 1
+
+
 def count(value):
     """A count or rate as the tables print it: 1,234,567."""
     return format(int(round(value)), ',')

@@ -24,6 +24,7 @@ a chain of N VNFs switching N + 1 times per direction.
 """
 
 from epa_chain import findings
+from epa_chain.measurement import chain_tables
 from epa_chain.measurement import consistency
 from epa_chain.measurement import hop_loss
 from epa_chain.measurement import latency
@@ -201,9 +202,11 @@ def _details(document, with_latency):
         parts.append('latency: %g s at %s %% of this throughput' % (
             params['latency_duration_s'],
             _percent(params['latency_load_fraction'])))
-    parts.append('generator %s, %s Gbps per port' % (
+    chains = readers.chain_count(document)
+    parts.append('generator %s%s, %s Gbps per port' % (
         document['generator'].get('name'),
-        '%g' % (_link_bps(document) / 1e9)))
+        ' (%d chains, a port pair each)' % chains if chains > 1 else '',
+        '%g' % (_link_bps(document) / chains / 1e9)))
     return 'Details: ' + '; '.join(parts)
 
 
@@ -245,8 +248,9 @@ def switching_table(document):
                      mark + _count(total_fps) + tail,
                      mark + _count(total_fps * operations) + tail])
     title = ('Throughput and switching performance (seed 001 Table 5-1), '
-             '%s %s, 2 physical ports, chain of %d VNF%s'
-             % (name, readers.figure_kind(document['method']), length,
+             '%s %s, %d physical ports, chain of %d VNF%s'
+             % (name, readers.figure_kind(document['method']),
+                2 * readers.chain_count(document), length,
                 '' if length == 1 else 's'))
     footer = ('Switching = throughput x switching operations; a chain of '
               'N VNFs switches N + 1 times per direction.')
@@ -496,6 +500,10 @@ def render_tables(document):
         if optional:
             tables.append(optional)
     tables.extend(sweep_tables(document))
+    for optional in (chain_tables.per_chain_table(document),
+                     chain_tables.noisy_table(document)):
+        if optional:
+            tables.append(optional)
     soak = soak_table(document)
     if soak:
         tables.append(soak)

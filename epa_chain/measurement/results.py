@@ -46,6 +46,9 @@ EARLIER = {'epa-chain/results/1': 'results-1.json'}
 #: `epa-chain local run --vnf-counts`: one results document per chain
 #: length and their lossless rates as ratios to the first
 CHAIN_LENGTHS_SCHEMA_ID = 'epa-chain/local-chain-lengths/1'
+#: `epa-chain local run --chain-counts`: one results document per number
+#: of chains measured together and the density curve over them
+DENSITY_SCHEMA_ID = 'epa-chain/local-density/1'
 SCHEMA_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)),
                           'schemas')
 # Every schema id written, its file in schemas/ and what writes it.
@@ -53,6 +56,8 @@ SCHEMAS = {
     SCHEMA_ID: ('results-2.json', '`epa-chain measure`'),
     CHAIN_LENGTHS_SCHEMA_ID: ('local-chain-lengths-1.json',
                               '`epa-chain local run --vnf-counts`'),
+    DENSITY_SCHEMA_ID: ('local-density-1.json',
+                        '`epa-chain local run --chain-counts`'),
 }
 SCHEMA_FILE = os.path.join(SCHEMA_DIR, SCHEMAS[SCHEMA_ID][0])
 
@@ -101,6 +106,10 @@ def direction_record(direction):
     }
     if direction.loss_by_hop is not None:
         record['loss_by_hop'] = direction.loss_by_hop.as_dict()
+    if direction.chains:
+        record['chains'] = [dict(direction_record(part.result),
+                                 chain=part.chain, role=part.role)
+                            for part in direction.chains]
     return record
 
 

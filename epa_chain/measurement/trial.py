@@ -191,6 +191,8 @@ class DirectionResult:
     latency: typing.Optional[LatencyRecord] = None
     #: hop_loss.Attribution of a lossy trial, when the switch was read
     loss_by_hop: typing.Any = None
+    #: chains measured together: each chain's own (together.ChainResult)
+    chains: typing.Optional[typing.List[typing.Any]] = None
 
     @property
     def lost_frames(self):

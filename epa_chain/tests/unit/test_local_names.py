@@ -318,6 +318,19 @@ class TestRequestEdge(Scratch):
                  '--prox-binary %s/none: not an executable file' % self.top),
                 (['run', '--vnf-counts', '0,4'], '--vnf-counts'),
                 (['run', '--vnf-counts', 'x'], '--vnf-counts'),
+                (['run', '--chain-counts', '1,9'], '--chain-counts'),
+                (['run', '--chain-counts', '0'], '--chain-counts'),
+                (['up', '--chain-count', 'two'], '--chain-count'),
+                (['run', '--chain-count', '2', '--chain-counts', '1,2'],
+                 '--chain-count or --chain-counts'),
+                (['run', '--vnf-counts', '1,2', '--chain-counts', '1,2'],
+                 '--vnf-counts or --chain-counts'),
+                (['run', '--vnf-counts', '0', '--chain-count', '2'],
+                 'OVS alone'),
+                (['run', '--noisy-neighbours', '1.5'],
+                 '--noisy-neighbours'),
+                (['run', '--noisy-neighbours', '0.5', '--chain-count', '1'],
+                 'needs neighbours'),
                 (['run', '--frame-sizes', '12'], '--frame-sizes'),
                 (['run', '--loss-goals', 'NDR'], '--loss-goals')):
             with self.subTest(argv=argv):
@@ -351,6 +364,23 @@ class TestRequestEdge(Scratch):
                          request.state.directory)
         self.assertRaises(AttributeError, setattr, request, 'generator',
                           'prox')
+
+    def test_chain_counts_and_neighbours_reach_the_request(self):
+        args = cli.build_parser().parse_args([
+            'local', 'run', '--state-root', self.root, '--chain-counts',
+            '2,3', '--noisy-neighbours', '0.25', '--generator', 'afpacket'])
+        seen = []
+        with mock.patch.object(lifecycle, 'run', side_effect=lambda request,
+                               progress, out: seen.append(request) or 0):
+            self.assertEqual(0, local_command.run(args))
+        (request,) = seen
+        self.assertEqual((2, 3), request.chain_counts)
+        self.assertEqual(0.25, request.noisy_fraction)
+        self.assertEqual([(None, 2), (None, 3)], request.runs())
+        self.assertEqual({'chain_count': 3}, {
+            k: v for k, v in request.stack.for_bed('testpmd', None,
+                                                   3).items()
+            if k == 'chain_count'})
 
 
 class TestNamesDirectory(testtools.TestCase):

@@ -341,3 +341,61 @@ class TestResolve(testtools.TestCase):
                                   os.path.join(repo.TEMPLATES, 'nope.yaml'))
         self.assertTrue(error.load_error)
         self.assertIn('nope.yaml', str(error))
+
+
+class TestChainsSideBySide(testtools.TestCase):
+    """chain_count 2: two chains on one switch, nothing shared but it."""
+
+    def setUp(self):
+        super().setUp()
+        self.plan = _plan('pvp', chain_count=2)
+
+    def test_each_chain_its_vnfs_generator_namespace_and_vlans(self):
+        plan = self.plan
+        self.assertEqual(2, plan.chain_count)
+        self.assertEqual(1, plan.vnfs_per_chain)
+        self.assertEqual(['epa-gen', 'epa-g1'],
+                         [g.netns for g in plan.generators])
+        self.assertEqual([0, 1], [v.chain for v in plan.vnfs])
+        by_name = {p.name: p for p in plan.ports}
+        self.assertEqual(('epa-g1', 1, 'left'), (
+            by_name['g1-left'].netns, by_name['g1-left'].chain,
+            by_name['g1-left'].peer))
+        vlans = [{p.vlan for p in plan.ports if p.chain == chain}
+                 for chain in (0, 1)]
+        self.assertEqual(set(), vlans[0] & vlans[1])
+        self.assertEqual(plan_mod.OVS_PAGES + 2 * plan_mod.VNF_PAGES +
+                         plan_mod.SPARE_PAGES, plan.hugepages)
+
+    def test_every_hop_stays_in_its_chain(self):
+        plan = self.plan
+        chain_of = {p.name: p.chain for p in plan.ports}
+        hops = plan.hops()
+        self.assertEqual(8, len(hops))
+        for hop in hops:
+            self.assertEqual(chain_of[hop.in_port], chain_of[hop.out_port])
+        alone = plan.for_chain(1)
+        self.assertEqual(4, len(alone.hops()))
+        self.assertEqual({1}, {p.chain for p in alone.ports})
+        self.assertEqual('epa-g1', alone.generator.netns)
+
+    def test_the_prox_generator_gets_ports_and_pages_per_chain(self):
+        plan = _plan('pvp', generator='prox', chain_count=2)
+        self.assertEqual(['vhu-g-l', 'vhu-g-r', 'vhu-g1-l', 'vhu-g1-r'],
+                         [p.name for g in plan.generators for p in g.ports])
+        self.assertEqual(plan_mod.OVS_PAGES + 2 * plan_mod.VNF_PAGES +
+                         plan_mod.SPARE_PAGES +
+                         2 * plan_mod.PROX_GENERATOR_PAGES, plan.hugepages)
+
+    def test_ovs_alone_takes_one_chain(self):
+        error = self.assertRaises(plan_mod.PlanError, plan_mod.without_vnfs,
+                                  self.plan)
+        self.assertEqual('vnf_count', error.field)
+
+    def test_more_chains_than_namespaces_is_refused(self):
+        from epa_chain.local import names
+
+        error = self.assertRaises(
+            plan_mod.PlanError, _plan, 'pvp',
+            chain_count=names.MAX_CHAINS + 1)
+        self.assertEqual('chain_count', error.field)

@@ -19,6 +19,7 @@ functional tests): it lets every way the proof can fail be shown.
 
 import collections
 import time
+from unittest import mock
 
 import testtools
 
@@ -199,3 +200,61 @@ class TestRunnerReports(testtools.TestCase):
                       runner.failures(_document(1, {64: 1000}, flooded=7)))
         self.assertEqual(1, len(runner.failures(
             _document(1, {64: 1000}, errors=['rate shortfall']))))
+
+
+class TestCrossings(testtools.TestCase):
+    """A datapath flow from one chain's port out of another's crossed."""
+
+    CHAIN_OF = {'vhu-v1-l': 0, 'gen-left': 0, 'vhu-v2-l': 1, 'g1-left': 1}
+
+    def test_flows_inside_a_chain_cross_nothing(self):
+        flows = [Flow('gen-left', 'a', 'b', 500, ('vhu-v1-l',), ''),
+                 Flow('g1-left', 'c', 'd', 500, ('vhu-v2-l',), '')]
+        self.assertEqual({}, proof.crossings(flows, self.CHAIN_OF, 0))
+        self.assertEqual({}, proof.crossings(flows, self.CHAIN_OF, 1))
+
+    def test_a_flow_into_another_chain_is_counted_by_ports(self):
+        flows = [Flow('gen-left', 'a', 'b', 40, ('vhu-v1-l', 'vhu-v2-l'),
+                      ''),
+                 Flow('gen-left', 'a', 'x', 2, ('g1-left',), '')]
+        self.assertEqual({'gen-left -> vhu-v2-l': 40,
+                          'gen-left -> g1-left': 2},
+                         proof.crossings(flows, self.CHAIN_OF, 0))
+        # Chain 1's view: those flows are not from its ports.
+        self.assertEqual({}, proof.crossings(flows, self.CHAIN_OF, 1))
+
+    def test_one_chain_is_proven_as_before(self):
+        plan = test_local_plan._plan('pvp')
+        seen = []
+        with mock.patch.object(proof, 'prove', side_effect=lambda *a:
+                               seen.append(a) or 'proof'):
+            self.assertEqual('proof', proof.prove_chains(
+                plan, 'switch', ['generator']))
+        self.assertEqual(plan, seen[0][0])
+
+    def test_two_chains_each_alone_then_merged_with_crossings(self):
+        plan = test_local_plan._plan('pvp', chain_count=2)
+
+        def prove(chain_plan, switch, generator, *rest):
+            chain = chain_plan.generator.chain
+            return proof.Proof(
+                learned={p.name: True for p in chain_plan.ports},
+                hops=[], delivered={'forward': (500, 500)},
+                flooded_during_probe=0, learn_seconds=1.0,
+                problems=['lost one'] if chain else [])
+
+        switch = mock.Mock()
+        switch.datapath_flows.return_value = [
+            Flow('g1-left', 'a', 'b', 7, ('gen-left',), '')]
+        with mock.patch.object(proof, 'prove', side_effect=prove):
+            merged = proof.prove_chains(plan, switch, ['g0', 'g1'])
+        self.assertEqual({'forward': (500, 500),
+                          'chain 1 forward': (500, 500)}, merged.delivered)
+        self.assertEqual(7, merged.crossed_frames)
+        self.assertEqual(['chain 1: lost one',
+                          'chain 1: frames crossed into another chain: '
+                          'g1-left -> gen-left (7)'], merged.problems)
+        self.assertEqual([0, 1], [c['chain'] for c in merged.chains])
+        self.assertEqual(2.0, merged.learn_seconds)
+        self.assertIn('between 2 chains: 7 frames crossed',
+                      merged.lines()[-1])

@@ -19,6 +19,7 @@ import fixtures
 import testtools
 
 from epa_chain.local import bed
+from epa_chain.local import names
 from epa_chain.local import state
 from epa_chain.tests.unit import test_local_plan
 
@@ -49,9 +50,11 @@ class TestBedState(testtools.TestCase):
     def test_namespaces_the_names_imply_are_always_cleaned(self):
         # Killed between recording intent and creating: down still knows.
         record = state.BedState(self.root, 'cd')
-        self.assertEqual(['cd-ovs', 'cd-gen'], record.namespaces)
+        chains = ['cd-g%d' % k for k in range(1, names.MAX_CHAINS)]
+        self.assertEqual(['cd-ovs', 'cd-gen'] + chains, record.namespaces)
         record.data['namespaces'] = ['cd-extra']
-        self.assertEqual(['cd-extra', 'cd-ovs', 'cd-gen'], record.namespaces)
+        self.assertEqual(['cd-extra', 'cd-ovs', 'cd-gen'] + chains,
+                         record.namespaces)
 
     def test_a_record_of_another_version_is_refused_by_path(self):
         record = state.BedState(self.root, 'ef')

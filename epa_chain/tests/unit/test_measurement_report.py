@@ -267,7 +267,7 @@ class TestFindingTables(testtools.TestCase):
 class TestPlots(testtools.TestCase):
 
     def test_an_open_ended_bucket_is_drawn_as_its_range(self):
-        pyplot = plots._pyplot()
+        pyplot = plots.pyplot_module()
         record = trial.LatencyRecord(
             min_ns=95000.0, avg_ns=1.8e6, max_ns=23.7e6,
             histogram=[(0.0, 100000.0, 820), (12.8e6, math.inf, 180)])

@@ -1,0 +1,113 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
+"""The density curve of `epa-chain local run --chain-counts`.
+
+One run per number of chains N, each measured together: per N and frame
+size the aggregate lossless rate (what the search found on the summed
+counters), the mean per chain (aggregate / N), the slowest chain at the
+trial that set the aggregate, and the per-chain rate as a ratio to the
+first N's. Pure functions of the runs' results documents, and the plot.
+"""
+
+import os
+
+from epa_chain.measurement import chain_tables
+from epa_chain.measurement import readers
+from epa_chain.measurement import results
+
+
+def curve(documents):
+    """The density table (schema epa-chain/local-density/1) of the runs."""
+    rows = [_row(document, case) for document in documents
+            for case in document['cases']]
+    first = {}
+    for row in rows:
+        first.setdefault(row['frame_size'], row['per_chain_fps'])
+    for row in rows:
+        base = first[row['frame_size']]
+        row['ratio'] = (row['per_chain_fps'] / base
+                        if row['per_chain_fps'] and base else None)
+    return {'schema': results.DENSITY_SCHEMA_ID,
+            'goal': _strictest(documents[0]),
+            'reference_chain_count': documents[0]['testbed']['chain_count'],
+            'rows': rows, 'runs': list(documents)}
+
+
+def _strictest(document):
+    goals = document['parameters']['loss_goals']
+    return min(goals, key=goals.get)
+
+
+def _row(document, case):
+    count = document['testbed']['chain_count']
+    goal = readers.goal_of(case, _strictest(document))
+    total = (goal or {}).get('throughput_fps')
+    trial = chain_tables.trial_at(case, goal) if goal else None
+    chains = chain_tables.chain_figures(trial) if trial else {}
+    if count == 1 and trial:
+        chains = {0: ('measured', total, sum(
+            d['achieved_fps'] for d in trial['directions']) /
+            len(trial['directions']), trial['loss_ratio'])}
+    return {'chain_count': count,
+            'frame_size': readers.frame_size_of(case).label,
+            'aggregate_fps': total,
+            'per_chain_fps': total / count if total else None,
+            'chains_achieved_fps': {str(k): achieved for k, (
+                _role, _offered, achieved, _loss) in chains.items()},
+            'slowest_chain_fps': min((f[2] for f in chains.values()),
+                                     default=None)}
+
+
+def render(table):
+    """The curve as text: one line per N and frame size."""
+    lines = ['Density: lossless rate (%s, fps per direction) by number of '
+             'chains measured together; per chain as a ratio to %d '
+             'chain%s' % (table['goal'], table['reference_chain_count'],
+                          '' if table['reference_chain_count'] == 1
+                          else 's'),
+             '  '.join('%-18s' % h for h in (
+                 'Chains', 'Frame (B)', 'Aggregate', 'Per chain',
+                 'Slowest chain', 'Ratio'))]
+    for row in table['rows']:
+        lines.append('  '.join('%-18s' % c for c in (
+            row['chain_count'], row['frame_size'], _fps(row['aggregate_fps']),
+            _fps(row['per_chain_fps']), _fps(row['slowest_chain_fps']),
+            '-' if row['ratio'] is None else '%.2f' % row['ratio'])))
+    return '\n'.join(lines) + '\n'
+
+
+def _fps(value):
+    return '-' if value is None else readers.count(value)
+
+
+def plot(table, out_dir, option):
+    """density.png: aggregate and per-chain rate against N, per size."""
+    from epa_chain.measurement import plots
+
+    pyplot = plots.pyplot_module()
+    figure, axis = pyplot.subplots(figsize=(7, 4.5))
+    for label in dict.fromkeys(r['frame_size'] for r in table['rows']):
+        rows = [r for r in table['rows'] if r['frame_size'] == label and
+                r['aggregate_fps']]
+        counts = [r['chain_count'] for r in rows]
+        axis.plot(counts, [r['aggregate_fps'] for r in rows], 'o-',
+                  label='%s B aggregate' % label)
+        axis.plot(counts, [r['per_chain_fps'] for r in rows], 's--',
+                  label='%s B per chain' % label)
+    axis.set_xlabel('chains measured together')
+    axis.set_ylabel('lossless rate (%s), fps per direction' % table['goal'])
+    axis.set_title('Service density')
+    axis.xaxis.get_major_locator().set_params(integer=True)
+    axis.legend(fontsize='small')
+    axis.grid(True, alpha=0.3)
+    return plots.save(figure, os.path.join(out_dir, 'density.png'), option)
