@@ -164,14 +164,18 @@ def _lossless(document):
 
 
 def _noisy_row(label, name, before, after):
-    alone_fps = (readers.goal_of(before, name) or {}).get(
-        'throughput_fps') if before else None
-    with_fps = (readers.goal_of(after, name) or {}).get('throughput_fps')
+    """One frame size and goal; no ratio of a figure that is a bound."""
+    alone_goal = readers.goal_of(before, name) if before else None
+    with_goal = readers.goal_of(after, name)
+    alone_fps = (alone_goal or {}).get('throughput_fps')
+    with_fps = (with_goal or {}).get('throughput_fps')
+    bound = ((before and readers.is_lower_bound(before, alone_goal)) or
+             readers.is_lower_bound(after, with_goal))
     alone_delay, with_delay = latency_avg_ns(before), latency_avg_ns(after)
     return {'frame_size': label, 'goal': name, 'alone_fps': alone_fps,
-            'with_fps': with_fps,
+            'with_fps': with_fps, 'at_least': bool(bound),
             'ratio': with_fps / alone_fps if alone_fps and with_fps
-            is not None else None,
+            is not None and not bound else None,
             'alone_latency_avg_ns': alone_delay,
             'with_latency_avg_ns': with_delay,
             'latency_ratio': with_delay / alone_delay
@@ -184,7 +188,8 @@ def noisy_table(document):
     if not section:
         return None
     rows = [[row['frame_size'], row['goal'], _fps(row['alone_fps']),
-             _fps(row['with_fps']), _ratio(row['ratio']),
+             _fps(row['with_fps']),
+             'bound' if row['at_least'] else _ratio(row['ratio']),
              _us(row['alone_latency_avg_ns']),
              _us(row['with_latency_avg_ns']), _ratio(row['latency_ratio'])]
             for row in section['rows']]
@@ -201,6 +206,10 @@ def noisy_table(document):
                           for label, fps in loads.items()) or 'idle')
                       for chain, loads in sorted(
                           section['background_fps'].items()))))
+    if any(row['at_least'] for row in section['rows']):
+        footer += ('\nbound: a search reached its maximum load (the '
+                   'generator\'s, below line rate) with the goal still met: '
+                   'that figure is only "at least", so no ratio.')
     return ('Noisy neighbours: chain %d alone and beside busy neighbours'
             % section['measured_chain'], headers, rows, footer)
 

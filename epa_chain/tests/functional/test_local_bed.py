@@ -17,7 +17,9 @@ presets: PVP (1 VNF) and the vE-CPE chain (3 VNFs), both bidirectional,
 short trials of 64 and 1518 byte frames. Asserts what the issue asks of
 every run - delivery, MAC rewriting at every hop, learning, no flooding,
 a non-zero lossless rate - and that nothing is left behind: processes,
-namespaces, sockets, huge pages. A second test kills a bed that is up
+namespaces, sockets, huge pages. Two PVP chains side by side are proven
+apart and measured together (the density curve), and with PROX chain 0
+beside a busy neighbour. A second test kills a bed that is up
 with SIGKILL and checks that `down` (run twice) cleans up after it.
 
 Needs root, openvswitch-switch-dpdk and dpdk-dev (dpdk-testpmd); run with
@@ -122,7 +124,16 @@ class TestLocalBed(testtools.TestCase):
         self.assertEqual(0, done.returncode, done.stderr[-3000:])
         with open(out) as stream:
             document = json.load(stream)
-        results.validate(document, out)     # epa-chain report reads it
+        self.assertOneChainRun(document, hops)
+        self.assertEqual(2, len(document['cases']))    # 64 and 1518 B
+        self.assertIn('Table 1', done.stdout)
+        self.stdout = done.stdout
+        self.assertNothingLeft()
+        return document, elapsed
+
+    def assertOneChainRun(self, document, hops=None):
+        """Proven, measured, nothing flooded: what every run must show."""
+        results.validate(document, 'run')     # epa-chain report reads it
         testbed = document['testbed']
         proof = testbed['proof']
         self.assertTrue(proof['ok'], proof['problems'])
@@ -141,38 +152,18 @@ class TestLocalBed(testtools.TestCase):
         checks = testbed['end_checks']
         self.assertTrue(checks['all_learned'], checks)
         self.assertEqual(0, checks['flooded_since_proof'])
-        self.assertEqual(2, len(document['cases']))
+        self.assertNotEqual([], document['cases'])
         for case in document['cases']:
             self.assertIsNone(case['error'])
             ndr = next(g for g in case['search']['goals']
                        if g['loss_ratio'] == 0)
             self.assertGreater(ndr['throughput_fps'] or 0, 0, case)
-        self.assertIn('Table 1', done.stdout)
-        self.stdout = done.stdout
-        self.assertNothingLeft()
-        return document, elapsed
-
-    def test_pvp_one_vnf_bidirectional(self):
-        document, elapsed = self._run_chain('pvp', *TESTPMD_AFPACKET)
-        self.assertEqual(1, document['testbed']['vnf_count'])
-        timings = document['testbed']['timings']
-        self.addDetail('timings', content.text_content(
-            json.dumps(dict(timings, wall_s=elapsed))))
 
     def test_vecpe_three_vnfs_bidirectional(self):
         document, _elapsed = self._run_chain('vecpe', *TESTPMD_AFPACKET)
         self.assertEqual(3, document['testbed']['vnf_count'])
         macs = {p['mac'] for p in document['testbed']['plan']['ports']}
         self.assertIn('00:00:00:00:00:20', macs)   # the preset's fixed MACs
-
-    def test_pvp_with_prox_vnf(self):
-        binary = self._prox()
-        document, _elapsed = self._run_chain(
-            'pvp', '--engine', 'prox', '--generator', 'afpacket',
-            '--prox-binary', binary)
-        self.assertEqual(['prox'], [v['engine'] for v in
-                                    document['testbed']['plan']['vnfs']])
-        self.assertEqual('afpacket', document['testbed']['generator']['kind'])
 
     def test_prox_generator_through_ovs_alone(self):
         binary = self._prox()
@@ -201,6 +192,7 @@ class TestLocalBed(testtools.TestCase):
             'pvvp', '--prox-binary', binary, '--generator', 'afpacket')
         self.assertEqual(['prox', 'prox'], [
             v['engine'] for v in document['testbed']['plan']['vnfs']])
+        self.assertEqual('afpacket', document['testbed']['generator']['kind'])
 
     def test_a_throttled_vnf_holds_the_loss_split_by_hop(self):
         # The second of two VNFs held to a tenth of a CPU: a bottleneck
@@ -245,6 +237,97 @@ class TestLocalBed(testtools.TestCase):
             self.assertGreaterEqual(held / total, 0.9, (held, total))
             self.assertIsNotNone(readers.knee_trial(case))
         self.assertIn('Where frames were lost at the knee', self.stdout)
+
+    def _run_json(self, *args):
+        """`local run` of PVP, 64 B in 1 s trials; (stdout, results)."""
+        out = os.path.join(self.root, 'results.json')
+        done = self._cli('run', '--preset', 'pvp', '--frame-sizes', '64',
+                         '--trial-duration', '1', '--latency-duration', '1',
+                         '--invalid-trial-retries', '3', '--json', out,
+                         '--plots', os.path.join(self.root, 'plots'), *args)
+        self.addDetail('stderr', content.text_content(done.stderr))
+        self.assertEqual(0, done.returncode, done.stderr[-3000:])
+        with open(out) as stream:
+            return done.stdout, json.load(stream)
+
+    def assertChainsApart(self, document):
+        """Both chains proven alone, nothing crossed, measured together."""
+        results.validate(document, 'two chains')
+        testbed = document['testbed']
+        self.assertEqual(2, testbed['chain_count'])
+        proof = testbed['proof']
+        self.assertTrue(proof['ok'], proof['problems'])
+        self.assertEqual([0, 1], [c['chain'] for c in proof['chains']])
+        self.assertEqual(0, proof['crossed_frames'])
+        self.assertEqual(8, len(proof['hops']))
+        self.assertTrue(all(h['ok'] for h in proof['hops']))
+        self.assertEqual(4, len(proof['delivered']))
+        for counts in proof['delivered'].values():
+            self.assertEqual(counts['tx'], counts['rx'])
+        self.assertEqual(0, proof['flooded_during_probe'])
+        self.assertEqual(0, testbed['end_checks']['flooded_since_proof'])
+        self.assertEqual(2, len(testbed['plan']['chains']))
+        trial = document['cases'][0]['trials'][0]
+        for direction in trial['directions']:
+            self.assertEqual([0, 1], [c['chain']
+                                      for c in direction['chains']])
+            self.assertEqual(direction['tx_frames'], sum(
+                c['tx_frames'] for c in direction['chains']
+                if c['role'] == 'measured'))
+
+    def test_pvp_alone_then_two_chains_and_the_density_curve(self):
+        # The fresh clone's engines, no PROX: PVP as one chain (every check
+        # of a run), then two chains measured together.
+        stdout, table = self._run_json('--chain-counts', '1,2',
+                                       *TESTPMD_AFPACKET)
+        results.validate(table, 'density', results.DENSITY_SCHEMA_ID)
+        self.assertEqual([1, 2], [r['chain_count'] for r in table['rows']])
+        one, two = table['runs']
+        self.assertEqual((1, 1), (one['testbed']['chain_count'],
+                                  one['testbed']['vnf_count']))
+        self.assertOneChainRun(one)
+        self.addDetail('timings', content.text_content(
+            json.dumps(one['testbed']['timings'])))
+        self.assertChainsApart(two)
+        self.assertGreater(table['rows'][1]['aggregate_fps'] or 0, 0)
+        self.assertIn('Table 1', stdout)
+        self.assertIn('Chains measured together, per chain', stdout)
+        self.assertIn('Density', stdout)
+        self.assertTrue(os.path.isfile(os.path.join(
+            self.root, 'plots', 'density.png')))
+        self.assertNothingLeft()
+
+    def test_noisy_neighbours_with_prox(self):
+        # PROX everywhere, so that the chains and not the generator set
+        # the rates. A PROX VNF on a 2-core host forwards some 10,000-
+        # 20,000 fps a direction: from 50,000 with a 20 % resolution each
+        # of the three searches ends in a few trials.
+        binary = self._prox()
+        stdout, document = self._run_json(
+            '--chain-count', '2', '--noisy-neighbours', '0.5',
+            '--prox-binary', binary, '--max-load', '50000',
+            '--resolution', '0.2', '--loss-goals', 'NDR=0')
+        self.assertChainsApart(document)
+        noisy = document['testbed']['noisy_neighbour']
+        self.assertEqual([0, 1], [a['chain'] for a in noisy['alone']])
+        self.assertEqual([[], []], [a['errors'] for a in noisy['alone']])
+        chain1 = noisy['alone'][1]['lossless_fps']['64']
+        self.assertAlmostEqual(0.5 * chain1,
+                               noisy['background_fps']['1']['64'])
+        ndr = next(r for r in noisy['rows'] if r['goal'] == 'NDR')
+        self.assertGreater(ndr['alone_fps'] or 0, 0)
+        self.assertGreater(ndr['with_fps'] or 0, 0)
+        self.addDetail('noisy', content.text_content(json.dumps(noisy)))
+        if not ndr['at_least']:
+            self.assertAlmostEqual(ndr['with_fps'] / ndr['alone_fps'],
+                                   ndr['ratio'])
+        background = [c for d in document['cases'][0]['trials'][0][
+            'directions'] for c in d['chains'] if c['role'] == 'background']
+        self.assertEqual([1, 1], [c['chain'] for c in background])
+        self.assertIn('Noisy neighbours', stdout)
+        self.assertTrue(os.path.isfile(os.path.join(
+            self.root, 'plots', 'noisy-neighbours.png')))
+        self.assertNothingLeft()
 
     def assertProxGenerator(self, document):
         self.assertEqual('prox', document['generator']['name'])
