@@ -81,10 +81,34 @@ def proven_chain(path, directions):
     """The hops of each measured direction, and the parked VNFs.
 
     From the proof file at `path` (--loss-by-hop); ValueError naming
-    the option and the field.
+    the option and the field. Chain 0's, with several chains.
+    """
+    option = '--loss-by-hop %s' % path
+    return _proven(_read(path, option), option, directions)
+
+
+def proven_chains(path, directions):
+    """[(paths, parked VNFs)] of every chain the proof proved, in order.
+
+    A proof of one chain (or of an older epa-chain) is one entry.
     """
     option = '--loss-by-hop %s' % path
     document = _read(path, option)
+    chains = document.get('chains')
+    if not isinstance(chains, list) or len(chains) < 2:
+        return [_proven(document, option, directions)]
+    return [_proven(chain, '%s chains[%d]' % (option, index), directions)
+            if isinstance(chain, dict) else _not_a_chain(option, index)
+            for index, chain in enumerate(chains)]
+
+
+def _not_a_chain(option, index):
+    raise ValueError('%s: chains[%d] is not what prove writes; %s'
+                     % (option, index, FIX))
+
+
+def _proven(document, option, directions):
+    """(paths, parked VNFs) of one chain's proof entries."""
     entries = document.get('directions')
     try:
         paths = ovs_hops.loss_paths(entries if isinstance(entries, list)

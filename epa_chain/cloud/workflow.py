@@ -532,30 +532,45 @@ def prove(cli, request, say):
 
 def _refuse_unmeasurable(generator, request):
     """NothingMeasured when the campaign could not measure anything."""
-    if request.loss_paths is not None:
-        absent = absent_ports(request.loss_paths)
+    for paths in request.loss_paths or ():
+        absent = absent_ports(paths)
         if absent:
             raise NothingMeasured('--loss-by-hop: %s; nothing measured'
                                   % absent)
     # PROX out of reach fails every case the same way, each after a
     # connect timeout: say it once, before the campaign.
-    unreachable = generator.describe().get('connect_error')
-    if unreachable:
-        raise NothingMeasured('--prox-endpoint %s: %s; nothing measured'
-                              % (request.prox_endpoint, unreachable))
+    described = generator.describe()
+    for endpoint, member in zip(request.prox_endpoints or ('',), described.get(
+            'chains') or [described]):
+        if member.get('connect_error'):
+            raise NothingMeasured('--prox-endpoint %s: %s; nothing measured'
+                                  % (endpoint, member['connect_error']))
+
+
+def chains_generator(members, loss_paths=None):
+    """One chain's generator, or several driven together.
+
+    `loss_paths`: each chain's {direction: hops} (--loss-by-hop), so that
+    every chain's lossy trials are split along its own path.
+    """
+    from epa_chain.measurement import together
+
+    if loss_paths:
+        members = [split_by_hop(member, paths, ovs_hops.live_counters)
+                   for member, paths in zip(members, loss_paths)]
+    if len(members) == 1:
+        return members[0]
+    return together.TogetherGenerator(members)
 
 
 def measure(generator, request, progress):
     """measure's campaign through `generator`: its results document.
 
     `request` is `epa-chain measure`'s (commands/measure.py Request).
-    With --loss-by-hop every lossy trial is split by hop from this
-    host's Open vSwitch, and the proof's parked VNFs run their tasks for
-    the campaign only. NothingMeasured when no trial could run.
+    `generator` is chains_generator's. With --loss-by-hop the proof's
+    parked VNFs run their tasks for the campaign only. NothingMeasured
+    when no trial could run.
     """
-    if request.loss_paths is not None:
-        generator = split_by_hop(generator, request.loss_paths,
-                                 ovs_hops.live_counters)
     tasks = vnf_tasks.Tasks(request.vnf_endpoints,
                             log=progress or (lambda line: None))
     with generator:

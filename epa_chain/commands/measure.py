@@ -44,7 +44,10 @@ def add_arguments(parser):
                         help='traffic generator: model (simulated system '
                              'under test) or prox (default: model)')
     parser.add_argument('--prox-endpoint', metavar='HOST:PORT',
-                        help='PROX control address (generator prox)')
+                        action='append', default=[],
+                        help='PROX control address (generator prox); once '
+                             'per chain of a chain_count stack, in chain '
+                             'order: the chains are measured together')
     parser.add_argument('--generator-option', action='append', default=[],
                         metavar='KEY=VALUE',
                         help='option for the generator, repeatable, e.g. '
@@ -61,7 +64,9 @@ def add_arguments(parser):
                              'PROOF` counted (run it on the compute host, '
                              'as root); the chain\'s parked VNFs (the '
                              'proof\'s vnf_control_endpoints) run their '
-                             'tasks for the measurement only')
+                             'tasks for the measurement only; with a '
+                             '--prox-endpoint per chain, each chain\'s '
+                             'path and VNFs from the proof\'s chains')
     parser.add_argument('--tables', action='store_true',
                         help='print the report tables when done')
     parser.add_argument('-q', '--quiet', action='store_true',
@@ -79,8 +84,12 @@ class Request:
     json: str
     tables: bool = False
     quiet: bool = False
-    prox_endpoint: typing.Optional[str] = None
-    #: {direction: (hop_loss.Hop, ...)} of --loss-by-hop, or None
+    #: --prox-endpoint, one per chain measured together
+    prox_endpoints: typing.Tuple[str, ...] = ()
+    #: the generator's keyword arguments of each chain after the first
+    more_options: typing.Tuple[typing.Mapping[str, typing.Any], ...] = ()
+    #: each chain's {direction: (hop_loss.Hop, ...)} of --loss-by-hop,
+    #: or None
     loss_paths: typing.Any = None
     #: the proven chain's parked VNFs (vnf_tasks.Endpoint, ...)
     vnf_endpoints: typing.Tuple[typing.Any, ...] = ()
@@ -125,6 +134,12 @@ def _check_generator(args):
         raise ValueError('--generator %r: unknown generator: choose one of '
                          '%s' % (args.generator, ', '.join(sorted(
                              generator_options.TABLES))))
+    if len(args.prox_endpoint) > 1 and len(set(args.prox_endpoint)) != len(
+            args.prox_endpoint):
+        raise ValueError('--prox-endpoint %s twice: give each chain\'s '
+                         'generator once' % next(
+                             e for e in args.prox_endpoint
+                             if args.prox_endpoint.count(e) > 1))
     if args.prox_endpoint and args.generator != 'prox':
         raise ValueError('--prox-endpoint is for --generator prox')
     if args.generator == 'prox' and not args.prox_endpoint:
@@ -142,21 +157,35 @@ def _request(args):
     """
     _check_generator(args)
     plan = _arguments.campaign_from_arguments(args)
-    options = _arguments.parse_generator_options(
-        args.generator_option, args.prox_endpoint, args.generator)
+    endpoints = args.prox_endpoint or [None]
+    options, *more = [_arguments.parse_generator_options(
+        args.generator_option, endpoint, args.generator)
+        for endpoint in endpoints]
     outputs.check_file(args.json, '--json', allow_stdout=True)
     if plan.results_dir is not None:
         outputs.check_directory(plan.results_dir, '--results-dir')
     loss_paths, vnf_endpoints = None, ()
     if args.loss_by_hop is not None:
-        from epa_chain.cloud import proof
-
-        loss_paths, vnf_endpoints = proof.proven_chain(args.loss_by_hop,
-                                                       plan.directions)
+        loss_paths, vnf_endpoints = _proven(args.loss_by_hop,
+                                            plan.directions, len(endpoints))
     return Request(generator=args.generator, options=options, campaign=plan,
                    json=args.json, tables=args.tables, quiet=args.quiet,
-                   prox_endpoint=args.prox_endpoint, loss_paths=loss_paths,
+                   prox_endpoints=tuple(args.prox_endpoint),
+                   more_options=tuple(more), loss_paths=loss_paths,
                    vnf_endpoints=vnf_endpoints)
+
+
+def _proven(path, directions, chain_count):
+    """Each chain's paths and every parked VNF of the proof at `path`."""
+    from epa_chain.cloud import proof
+
+    chains = proof.proven_chains(path, directions)
+    if len(chains) != chain_count:
+        raise ValueError('--loss-by-hop %s proves %d chain(s), --prox-'
+                         'endpoint gives %d: give each chain\'s generator, '
+                         'in chain order' % (path, len(chains), chain_count))
+    return (tuple(paths for paths, _parked in chains),
+            tuple(e for _paths, parked in chains for e in parked))
 
 
 def run(args):
@@ -165,8 +194,13 @@ def run(args):
     from epa_chain.measurement import trial
 
     try:
+        from epa_chain.cloud import workflow
+
         request = _request(args)
-        generator = generators.create(request.generator, **request.options)
+        generator = workflow.chains_generator(
+            [generators.create(request.generator, **options)
+             for options in (request.options,) + request.more_options],
+            request.loss_paths)
     except generator_options.OptionError as error:
         # Options checked together (knee_fps against ndr_fps).
         _error(_arguments.option_message(error, error.value))

@@ -286,3 +286,77 @@ def measure_parser():
     parser = argparse.ArgumentParser()
     measure.add_arguments(parser)
     return parser
+
+
+class TestChainsMeasuredTogether(testtools.TestCase):
+    """measure with a --prox-endpoint per chain of a chain_count stack."""
+
+    def _proof(self, chains):
+        import json
+        import os
+
+        path = os.path.join(self.useFixture(fixtures.TempDir()).path,
+                            'proof.json')
+        with open(path, 'w') as stream:
+            json.dump({'schema': proof.SCHEMA, 'proven': True,
+                       'directions': IN_STACK_PROOF, 'chains': chains},
+                      stream)
+        return path
+
+    def _chain(self, node):
+        return {'index': 0, 'directions': IN_STACK_PROOF,
+                'vnf_control_endpoints': {node: {'host': '10.0.0.6',
+                                                 'port': 8474}}}
+
+    def test_every_chain_of_the_proof_in_order(self):
+        path = self._proof([self._chain('vnf1'), self._chain('c1-vnf1')])
+        chains = proof.proven_chains(path, ('forward',))
+        self.assertEqual(2, len(chains))
+        self.assertEqual(['c1-vnf1'], [e.node for e in chains[1][1]])
+        one = self._proof([self._chain('vnf1')])
+        self.assertEqual(1, len(proof.proven_chains(one, ('forward',))))
+
+    def test_a_garbled_chain_is_named_by_index(self):
+        path = self._proof([self._chain('vnf1'), 'x'])
+        error = self.assertRaises(ValueError, proof.proven_chains, path,
+                                  ('forward',))
+        self.assertIn('chains[1]', str(error))
+
+    def _args(self, *extra):
+        import os
+
+        out = os.path.join(self.useFixture(fixtures.TempDir()).path,
+                           'out.json')
+        return measure_parser().parse_args(
+            ['--generator', 'prox', '--frame-sizes', '64', '--json', out] +
+            list(extra))
+
+    def test_one_endpoint_per_chain_and_the_proof_must_agree(self):
+        request = measure._request(self._args(
+            '--prox-endpoint', '127.0.0.1:8474', '--prox-endpoint',
+            '127.0.0.2:8474'))
+        self.assertEqual(('127.0.0.1:8474', '127.0.0.2:8474'),
+                         request.prox_endpoints)
+        self.assertEqual([('127.0.0.2', 8474)], [
+            (o['host'], o['port']) for o in request.more_options])
+        error = self.assertRaises(ValueError, measure._request, self._args(
+            '--prox-endpoint', '127.0.0.1:8474', '--prox-endpoint',
+            '127.0.0.1:8474'))
+        self.assertIn('twice', str(error))
+        path = self._proof([self._chain('vnf1'), self._chain('c1-vnf1')])
+        error = self.assertRaises(ValueError, measure._request, self._args(
+            '--prox-endpoint', '127.0.0.1:8474', '--loss-by-hop', path))
+        self.assertIn('proves 2 chain(s), --prox-endpoint gives 1',
+                      str(error))
+
+    def test_several_generators_run_together_each_split_by_hop(self):
+        from epa_chain.generators import model
+        from epa_chain.measurement import together
+
+        members = [model.ModelGenerator(), model.ModelGenerator()]
+        self.assertIs(members[0], workflow.chains_generator(members[:1]))
+        paths = {'forward': ()}
+        both = workflow.chains_generator(members, (paths, paths))
+        self.assertIsInstance(both, together.TogetherGenerator)
+        self.assertEqual([hop_loss.CountingGenerator] * 2,
+                         [type(m) for m in both.members])
