@@ -19,15 +19,21 @@ pmd) what was asked is set against what Nova, libvirt and Open vSwitch
 gave: `invalidates` (asked dedicated, got floating; asked large pages,
 got small: a measurement of this chain is not of what was asked),
 `warning` (memory on another NUMA node than the PMD polling its ports),
-`info` (what was given, as asked). Pure: the values come read
-(audit_model, host_readers).
+`info` (what was given, as asked). Then, for a stack of several chains
+(chain_count), what each pair of chains shares: host CPUs, PMD cores,
+NUMA nodes. Pure: the values come read (audit_model, host_readers).
 """
+
+import itertools
+import re
 
 from epa_chain.cloud import audit_model
 
 INVALIDATES = audit_model.INVALIDATES
 WARNING = audit_model.WARNING
 INFO = audit_model.INFO
+#: chain.yaml names chain K's servers STACK-chainK-ROLE (chain 0: STACK-ROLE)
+_CHAIN_NAME = re.compile(r'-chain([0-9]+)-')
 
 
 def audit_server(name, shown, domain=None, rxqs=None,
@@ -149,3 +155,63 @@ def _floating(domain):
         return 'floating'
     cpus = sorted(set().union(*domain.vcpu_pins.values()))
     return 'floating over CPUs %s' % ','.join(map(str, cpus))
+
+
+def chain_of(name):
+    """K of a server of chain.yaml's chain K, by its name (0 if none)."""
+    found = _CHAIN_NAME.search(name)
+    return int(found.group(1)) if found else 0
+
+
+def between_chains(read):
+    """What chains side by side share, one Finding per pair of chains.
+
+    `read`: [(server name, DomainGiven or None, rxqs or None)] of the
+    servers whose host part was read. Host CPUs two chains may both run
+    on, PMD cores polling both chains' ports, NUMA nodes holding both
+    chains' memory: a noisy neighbour's paths. Pinned CPUs two chains
+    share are a warning (dedicated means nobody else's); the rest is
+    what a measurement beside neighbours should say.
+    """
+    chains = {}
+    for name, domain, rxqs in read:
+        if domain is not None:
+            chains.setdefault(chain_of(name), []).append((domain, rxqs))
+    return [_shared(a, b, chains[a], chains[b])
+            for a, b in itertools.combinations(sorted(chains), 2)]
+
+
+def _uses(servers):
+    """(host CPUs, pinned CPUs, PMD cores, NUMA nodes) of a chain."""
+    cpus, pinned, cores, nodes = set(), set(), set(), set()
+    for domain, rxqs in servers:
+        for allowed in domain.vcpu_pins.values():
+            cpus |= allowed
+            if len(allowed) == 1:
+                pinned |= allowed
+        nodes |= domain.memory_nodes
+        for port in domain.vhost_user_ports:
+            cores |= {rxq.pmd_core for rxq in (rxqs or {}).get(port, ())}
+    return cpus, pinned, cores, nodes
+
+
+def _shared(a, b, servers_a, servers_b):
+    (cpus_a, pinned_a, cores_a, nodes_a), (cpus_b, pinned_b, cores_b,
+                                           nodes_b) = (_uses(servers_a),
+                                                       _uses(servers_b))
+    parts = [('host CPUs', cpus_a & cpus_b), ('PMD cores', cores_a & cores_b),
+             ('NUMA nodes', nodes_a & nodes_b)]
+    given = '; '.join('%s %s' % (what, ','.join(map(str, sorted(found))))
+                      for what, found in parts if found) or 'nothing'
+    both_pinned = pinned_a & pinned_b
+    if both_pinned:
+        return audit_model.Finding(
+            'chains %d,%d' % (a, b), 'shared', 'apart', given, WARNING,
+            'pinned CPUs %s run both chains: a dedicated CPU that is not; '
+            'each chain\'s figures include the other\'s load' % ','.join(
+                map(str, sorted(both_pinned))))
+    return audit_model.Finding(
+        'chains %d,%d' % (a, b), 'shared', 'apart', given, INFO,
+        'chains %d and %d share %s: measured together, each is the other\'s '
+        'neighbour there' % (a, b, given) if given != 'nothing' else
+        'chains %d and %d share no CPU, PMD core or NUMA node' % (a, b))

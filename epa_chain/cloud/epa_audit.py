@@ -145,16 +145,17 @@ def audit_servers(shown, host='auto', here=None, run=None,
     """
     reader = _HostReader(host, here, run)
     images = _Images(image_properties)
-    findings, host_checked = [], []
+    findings, host_checked, read = [], [], []
     for server_id, name, server in _named(shown):
         domain, rxqs = reader.read(name, server)
+        read.append((name, domain, rxqs))
         if domain is not None:
             host_checked.append(name)
         with _reading('server %s (%s) as Nova showed it (`server show '
                       '--topology`)' % (name, server_id)):
             findings += audit_rules.audit_server(
                 name, server, domain, rxqs, images.of(image_of(server)))
-    return findings, host_checked
+    return findings + audit_rules.between_chains(read), host_checked
 
 
 def _named(shown):

@@ -427,3 +427,50 @@ class ImagePropertiesTest(testtools.TestCase):
         epa_audit.audit_servers(servers, 'no', image_properties=lambda i: (
             asked.append(i) or {}))
         self.assertEqual([IMAGE_ID], asked)
+
+
+class BetweenChainsTest(testtools.TestCase):
+    """What chains side by side share: CPUs, PMD cores, NUMA nodes."""
+
+    @staticmethod
+    def _domain(pins, ports, nodes=(0,)):
+        return host_readers.DomainGiven(
+            vcpu_pins={i: frozenset(c) for i, c in enumerate(pins)},
+            emulator_pin=frozenset(), page_kib=2048,
+            memory_nodes=frozenset(nodes), vhost_user_ports=tuple(ports))
+
+    RXQS = {'vhuA': [host_readers.Rxq('vhuA', 0, 1, 0, None)],
+            'vhuB': [host_readers.Rxq('vhuB', 0, 1, 0, None)],
+            'vhuC': [host_readers.Rxq('vhuC', 0, 3, 1, None)]}
+
+    def test_the_chain_of_a_server_by_its_name(self):
+        self.assertEqual([0, 1, 12], [audit_rules.chain_of(name) for name in (
+            'two-vnf1', 'two-chain1-vnf1', 'x-chain12-generator')])
+
+    def test_floating_chains_share_cpus_pmds_and_a_node(self):
+        found = audit_rules.between_chains([
+            ('two-vnf1', self._domain([(0, 1)], ['vhuA']), self.RXQS),
+            ('two-chain1-vnf1', self._domain([(0, 1)], ['vhuB']), self.RXQS),
+            ('two-chain1-generator', None, None)])
+        (finding,) = found
+        self.assertEqual(('chains 0,1', audit_rules.INFO), (finding.server,
+                                                            finding.severity))
+        self.assertEqual('host CPUs 0,1; PMD cores 1; NUMA nodes 0',
+                         finding.given)
+
+    def test_a_pinned_cpu_of_two_chains_warns(self):
+        (finding,) = audit_rules.between_chains([
+            ('s-vnf1', self._domain([(2,), (3,)], ['vhuA']), self.RXQS),
+            ('s-chain1-vnf1', self._domain([(3,), (4,)], ['vhuC'], (1,)),
+             self.RXQS)])
+        self.assertEqual(audit_rules.WARNING, finding.severity)
+        self.assertIn('pinned CPUs 3 run both chains', finding.message)
+
+    def test_chains_apart_and_one_chain(self):
+        (finding,) = audit_rules.between_chains([
+            ('s-vnf1', self._domain([(2,)], ['vhuA']), self.RXQS),
+            ('s-chain1-vnf1', self._domain([(4,)], ['vhuC'], (1,)),
+             self.RXQS)])
+        self.assertEqual('nothing', finding.given)
+        self.assertEqual([], audit_rules.between_chains([
+            ('s-vnf1', self._domain([(2,)], ['vhuA']), self.RXQS)]))
