@@ -25,6 +25,8 @@ model        reads the chain out of the parsed template: segments, nodes,
              ports, the MAC chain, management access; checks it is a chain.
 repairs      one function per thing heat-translator loses, each putting it
              back into heat-translator's HOT from the model.
+chains       chain K of chain_count, unrolled from chain 0 (TOSCA cannot
+             repeat a topology).
 translate    runs tosca-parser, heat-translator, then the repairs.
 equivalence  a realised stack as a graph free of names and synthetic IDs,
              to compare a translation with the HOT preset it mirrors.

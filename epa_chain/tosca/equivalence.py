@@ -178,6 +178,15 @@ def _rule(rule):
 
 
 def _outputs(outputs, names, prefix):
+    """Chain 0's outputs under their own names, and every chain's."""
+    normalised = _chain_outputs(outputs, names, prefix)
+    normalised['chains'] = [
+        dict(_chain_outputs(entry, names, prefix), index=entry.get('index'))
+        for entry in outputs.get('chains') or ()]
+    return normalised
+
+
+def _chain_outputs(outputs, names, prefix):
     def hops(value):
         return [{'server': _strip(h.get('server'), prefix),
                  'role': h.get('role'),

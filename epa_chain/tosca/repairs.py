@@ -25,6 +25,7 @@ counterpart at all (security groups, outputs).
 import collections
 
 from epa_chain.hot import shipped
+from epa_chain.tosca import chains
 
 HOT_VERSION = '2021-04-16'
 CONFIG_TEMPLATE = '#cloud-config\nepa_chain: $config\n'
@@ -586,6 +587,39 @@ def repair_outputs(hot, chain):
     return changes
 
 
+# ---- chains side by side ----------------------------------------------------
+
+def repair_chain_count(hot, chain):
+    """chain_count becomes a parameter that changes nothing.
+
+    TOSCA cannot repeat a topology: heat-translator writes chain_count as
+    a parameter nothing reads, so the stack would hold one chain whatever
+    it said. The chains are unrolled (epa_chain/tosca/chains.py), chain K
+    on VLANs netN_vlan + K * chain_vlan_stride, and every chain's outputs
+    are listed in `chains` as in templates/chain.yaml. chain_count leaves
+    the parameters, fixed by the translation (Heat refuses it as a
+    --parameter rather than ignore it), and chain_vlan_stride too when
+    there is one chain.
+    """
+    count = chain.values.get('chain_count') or 1
+    parameters = hot.setdefault('parameters', {})
+    changes = []
+    unused = ('chain_count',) if count > 1 else ('chain_count',
+                                                 'chain_vlan_stride')
+    for name in unused:
+        if parameters.pop(name, None) is not None:
+            changes.append('parameters.%s: removed (%d chain(s) unrolled)'
+                           % (name, count))
+    if count > 1 and 'chain_vlan_stride' not in parameters:
+        default = shipped.parameter_default('chain_vlan_stride')
+        parameters['chain_vlan_stride'] = {
+            'type': 'number', 'default': default,
+            'description': 'How many VLAN IDs chain K+1 is past chain K.'}
+        changes.append('parameters.chain_vlan_stride: added (%s, '
+                       'templates/chain.yaml\'s default)' % default)
+    return changes + chains.unroll(hot, chain, count)
+
+
 REPAIRS = (
     repair_template_version,
     repair_parameter_defaults,
@@ -602,6 +636,7 @@ REPAIRS = (
     repair_data_ports,
     repair_management_access,
     repair_outputs,
+    repair_chain_count,
 )
 
 

@@ -25,11 +25,13 @@ from epa_chain.hot import shipped
 from epa_chain.tests.unit import tosca_cases
 
 
-def graphs(preset):
+def graphs(preset, chain_count=1):
     from epa_chain.tosca import equivalence
 
-    hot = equivalence.graph(tosca_cases.realised_hot_preset(preset))
-    tosca = equivalence.graph(tosca_cases.realised_translation(preset))
+    hot = equivalence.graph(tosca_cases.realised_hot_preset(preset,
+                                                            chain_count))
+    tosca = equivalence.graph(tosca_cases.realised_translation(preset,
+                                                               chain_count))
     return hot, tosca
 
 
@@ -40,8 +42,8 @@ class TestEquivalentToHotPresets(testtools.TestCase):
         super().setUpClass()
         tosca_cases.require_translator()
 
-    def _assert_equivalent(self, preset):
-        hot, tosca = graphs(preset)
+    def _assert_equivalent(self, preset, chain_count=1):
+        hot, tosca = graphs(preset, chain_count)
         # Section by section first: a difference shows where it is.
         for section in ('networks', 'outputs'):
             self.assertEqual(hot[section], tosca[section], section)
@@ -87,6 +89,23 @@ class TestEquivalentToHotPresets(testtools.TestCase):
             'vnf3': {'forward': 'external 00:22:00:00:00:10',
                      'reverse': 'vnf2.right'},
         }, hops)
+
+    def test_pvp_bidir_two_chains(self):
+        graph = self._assert_equivalent('pvp-bidir', chain_count=2)
+        # Chain 1 is its own: its servers, its segments, its next hops.
+        self.assertEqual('chain1-generator.left', graph['nodes'][
+            'chain1-vnf1']['flows']['reverse']['next_hop'])
+        self.assertEqual(
+            {'net-phys1-1001': 1001, 'net-phys2-2001': 2001,
+             'net-phys1-1001-chain1': 1003, 'net-phys2-2001-chain1': 2003},
+            {name: net['vlan'] for name, net in graph['networks'].items()})
+        self.assertEqual([0, 1], [c['index'] for c in graph['outputs'][
+            'chains']])
+
+    def test_vecpe_bidir_three_chains(self):
+        graph = self._assert_equivalent('vecpe-bidir', chain_count=3)
+        self.assertEqual(9, len(graph['nodes']))
+        self.assertEqual(3, len(graph['outputs']['chains']))
 
 
 class TestComparisonIsNotVacuous(testtools.TestCase):
@@ -134,6 +153,12 @@ class TestComparisonIsNotVacuous(testtools.TestCase):
             self.assertEqual([], port['security_groups'])
         self.assertEqual(['vnf1.management', 'vnf1.left', 'vnf1.right'],
                          vnf1['nics'])
+
+    def test_one_chain_lists_itself_in_chains(self):
+        hot, tosca = graphs('pvvp-unidir')
+        chain0 = dict(tosca['outputs'], index=0)
+        del chain0['chains']
+        self.assertEqual([chain0], tosca['outputs']['chains'])
 
     def test_a_wrong_next_hop_would_show(self):
         hot, tosca = graphs('pvvp-unidir')

@@ -134,6 +134,10 @@ class TestHeatTranslatorLosses(testtools.TestCase):
         self.assertEqual('OS::Neutron::Net',
                          self.resources['management']['type'])
 
+    def test_chain_count_is_a_parameter_nothing_reads(self):
+        self.assertIn('chain_count', self.raw['parameters'])
+        self.assertNotIn('chain_count', json.dumps(self.resources))
+
     def test_empty_default_dropped_and_old_version(self):
         self.assertNotIn('default', self.raw['parameters']['key_name'])
         self.assertEqual('2013-05-23', self.raw['heat_template_version'])
@@ -452,3 +456,55 @@ class TestChainYamlOwnsTheBucketShift(testtools.TestCase):
         self.assertEqual(1, len(error.problems))
         self.assertIn('input %s' % self.NAME, str(error))
         self.assertIn('no default from templates/chain.yaml', str(error))
+
+
+class TestChainsSideBySide(testtools.TestCase):
+    """chain_count unrolls chains; the count is fixed by the translation."""
+
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        tosca_cases.require_translator()
+
+    def _validate(self, path, parameters):
+        from epa_chain.validation import runner
+
+        with tempfile.TemporaryDirectory() as tmp:
+            env = os.path.join(tmp, 'env.yaml')
+            with open(env, 'w') as f:
+                yaml.safe_dump({'parameters': parameters}, f)
+            return runner.validate(path, [env])
+
+    def test_the_count_leaves_the_parameters(self):
+        one = tosca_cases.translated('pvp-bidir')[0].template
+        two, path = tosca_cases.translated('pvp-bidir', 2)
+        for name in ('chain_count', 'chain_vlan_stride'):
+            self.assertNotIn(name, one['parameters'])
+        self.assertNotIn('chain_count', two.template['parameters'])
+        self.assertEqual(
+            shipped.parameter_default('chain_vlan_stride'),
+            two.template['parameters']['chain_vlan_stride']['default'])
+        # Heat refuses a count the translation would ignore.
+        report = self._validate(path, {'chain_count': 3})
+        self.assertIn('chain_count', ' '.join(str(e) for e in report.errors))
+
+    def test_two_chains_validate_each_on_its_own_vlans(self):
+        from epa_chain.validation import runner
+
+        _, path = tosca_cases.translated('vecpe-bidir', 2)
+        self.assertEqual([], [str(e) for e in runner.validate(path).errors])
+        realisation = tosca_cases.realise(path, ())
+        vlans = sorted(int(n.properties['segmentation_id']) for n in
+                       realisation.of_type('OS::Neutron::ProviderNet'))
+        self.assertEqual([1001, 1002, 1003, 1004, 2001, 2002, 2003, 2004],
+                         vlans)
+        # Only chain 0's ports keep vecpe's fixed MACs: none written twice.
+        macs = [p.attributes['mac_address']
+                for p in realisation.of_type('OS::Neutron::Port')]
+        self.assertEqual(len(macs), len(set(macs)))
+
+    def test_a_stride_that_overlaps_chains_is_refused(self):
+        _, path = tosca_cases.translated('vecpe-bidir', 2)
+        # Chain 1's net0 would be VLAN 1002, chain 0's net1.
+        report = self._validate(path, {'chain_vlan_stride': 1})
+        self.assertIn('VLAN-UNIQUE', [e.rule for e in report.errors])

@@ -59,27 +59,42 @@ def _workdir():
 
 
 @functools.lru_cache(maxsize=None)
-def translated(preset):
-    """(Translation, path of the written HOT) for a TOSCA preset."""
+def translated(preset, chain_count=1):
+    """(Translation, path of the written HOT) for a TOSCA preset.
+
+    chain_count other than 1 is added to the preset's inputs.
+    """
     from epa_chain.tosca import translate
 
-    result = translate.translate(service_template(preset),
-                                 inputs_file(preset))
-    path = os.path.join(_workdir(), preset + '.yaml')
+    inputs = inputs_file(preset)
+    name = preset
+    if chain_count != 1:
+        name = '%s-%d-chains' % (preset, chain_count)
+        inputs = os.path.join(_workdir(), name + '-inputs.yaml')
+        with open(inputs_file(preset)) as source, open(inputs, 'w') as f:
+            f.write(source.read() + '\nchain_count: %d\n' % chain_count)
+    result = translate.translate(service_template(preset), inputs)
+    path = os.path.join(_workdir(), name + '.yaml')
     with open(path, 'w') as f:
         f.write(result.to_yaml())
     return result, path
 
 
 @functools.lru_cache(maxsize=None)
-def realised_translation(preset):
-    return realise(translated(preset)[1], ())
+def realised_translation(preset, chain_count=1):
+    return realise(translated(preset, chain_count)[1], ())
 
 
 @functools.lru_cache(maxsize=None)
-def realised_hot_preset(preset):
+def realised_hot_preset(preset, chain_count=1):
+    environments = [os.path.join(TEMPLATES, 'presets', preset + '.yaml')]
+    if chain_count != 1:
+        environments.append(os.path.join(
+            _workdir(), 'chain-count-%d.yaml' % chain_count))
+        with open(environments[-1], 'w') as f:
+            f.write('parameters:\n  chain_count: %d\n' % chain_count)
     return realise(os.path.join(TEMPLATES, 'chain.yaml'),
-                   (os.path.join(TEMPLATES, 'presets', preset + '.yaml'),))
+                   tuple(environments))
 
 
 def realise(template, environments):
