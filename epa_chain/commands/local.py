@@ -117,7 +117,7 @@ def _run_arguments(run):
                      help='write the results (schema epa-chain/results/2 '
                           'with a testbed section; with --vnf-counts, '
                           'epa-chain/local-chain-lengths/1; with '
-                          '--chain-counts, epa-chain/local-density/1) to '
+                          '--chain-counts, epa-chain/density/1) to '
                           'OUT')
     run.add_argument('--plots', metavar='DIR',
                      help='also write the PNG plots `epa-chain report '

@@ -24,7 +24,6 @@ runs, and taking it down whatever became of the run.
 - `bed`: bring a plan up, recording each step first; status.
 - `proof`: learning, MAC rewriting, delivery, no flooding.
 - `runner`: measure a proven bed, the end checks, the reports.
-- `density`: the density curve of --chain-counts, its table and plot.
 - `teardown`: down, by the record, inside the bed's directory only.
 - `names`: --prefix and --state-root, checked before anything runs.
 - `state`: the bed's record on disk.

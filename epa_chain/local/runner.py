@@ -26,8 +26,8 @@ import os
 import time
 
 from epa_chain.local import bed as bed_mod
-from epa_chain.local import density
 from epa_chain.local import proof as proof_mod
+from epa_chain.measurement import density_curve
 from epa_chain.measurement import hop_loss
 
 # calibrate() is a snapshot: on 2 shared cores the sender's rate swings by
@@ -320,8 +320,9 @@ def finish(documents, json_path, progress, out, plots_dir=None):
         problems += failures(document)
     payload = documents[0]
     if _compares_chain_counts(documents):
-        table = density.curve(documents)
-        out.write(density.render(table))
+        table = density_curve.curve(
+            [(d['testbed']['chain_count'], d) for d in documents])
+        out.write(density_curve.render(table))
         payload = table
     elif len(documents) > 1:
         table = comparison(documents)
@@ -334,8 +335,8 @@ def finish(documents, json_path, progress, out, plots_dir=None):
         for path in _plots(documents, plots_dir):
             progress('plot: %s' % path)
         if _compares_chain_counts(documents):
-            progress('plot: %s' % density.plot(payload, plots_dir,
-                                               '--plots'))
+            progress('plot: %s' % density_curve.plot(payload, plots_dir,
+                                                     '--plots'))
     for problem in problems:
         progress('FAILED: ' + problem)
     out.flush()

@@ -33,6 +33,7 @@ plots     PNG plots: throughput, latency distributions.
 hop_loss  where a trial's frames were lost, hop by hop, per direction.
 together  several chains' generators driven as one, each chain's kept.
 chain_tables  per-chain and noisy-neighbour tables of such runs.
+density_curve  throughput against the number of chains, table and plot.
 kpi       a KPI file: the operator's limits a result is judged against.
 verdicts  a results document judged against a KPI file and a baseline.
 """

@@ -46,9 +46,10 @@ EARLIER = {'epa-chain/results/1': 'results-1.json'}
 #: `epa-chain local run --vnf-counts`: one results document per chain
 #: length and their lossless rates as ratios to the first
 CHAIN_LENGTHS_SCHEMA_ID = 'epa-chain/local-chain-lengths/1'
-#: `epa-chain local run --chain-counts`: one results document per number
-#: of chains measured together and the density curve over them
-DENSITY_SCHEMA_ID = 'epa-chain/local-density/1'
+#: `epa-chain local run --chain-counts` and the Tempest density sweep:
+#: results documents per number of chains measured together and the
+#: density curve over them
+DENSITY_SCHEMA_ID = 'epa-chain/density/1'
 SCHEMA_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)),
                           'schemas')
 # Every schema id written, its file in schemas/ and what writes it.
@@ -56,8 +57,9 @@ SCHEMAS = {
     SCHEMA_ID: ('results-2.json', '`epa-chain measure`'),
     CHAIN_LENGTHS_SCHEMA_ID: ('local-chain-lengths-1.json',
                               '`epa-chain local run --vnf-counts`'),
-    DENSITY_SCHEMA_ID: ('local-density-1.json',
-                        '`epa-chain local run --chain-counts`'),
+    DENSITY_SCHEMA_ID: ('density-1.json',
+                        '`epa-chain local run --chain-counts`, the Tempest '
+                        'density sweep'),
 }
 SCHEMA_FILE = os.path.join(SCHEMA_DIR, SCHEMAS[SCHEMA_ID][0])
 

@@ -22,10 +22,10 @@ import threading
 import testtools
 
 from epa_chain.generators import model
-from epa_chain.local import density
 from epa_chain.local import runner
 from epa_chain.measurement import campaign
 from epa_chain.measurement import chain_tables
+from epa_chain.measurement import density_curve
 from epa_chain.measurement import report
 from epa_chain.measurement import results
 from epa_chain.measurement import together
@@ -210,7 +210,7 @@ class TestReported(testtools.TestCase):
         self.assertAlmostEqual(two['per_chain_fps'] / one['per_chain_fps'],
                                two['ratio'])
         self.assertEqual(['0', '1'], sorted(two['chains_achieved_fps']))
-        self.assertIn('Density', density.render(table))
+        self.assertIn('Density', density_curve.render(table))
         self.assertIn('plot: %s' % os.path.join(self.directory,
                                                 'density.png'), said)
         self.assertEqual(['chains-1', 'chains-2', 'density.json',

@@ -10,13 +10,15 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""The density curve of `epa-chain local run --chain-counts`.
+"""The density curve: throughput against the number of chains measured.
 
-One run per number of chains N, each measured together: per N and frame
-size the aggregate lossless rate (what the search found on the summed
-counters), the mean per chain (aggregate / N), the slowest chain at the
-trial that set the aggregate, and the per-chain rate as a ratio to the
-first N's. Pure functions of the runs' results documents, and the plot.
+Written by `epa-chain local run --chain-counts` (a run per N) and the
+Tempest scenarios' density sweep (1 .. N of a stack's chains carrying
+traffic). Per N and frame size: the aggregate lossless rate (what the
+search found on the summed counters), the mean per chain (aggregate /
+N), the slowest chain at the trial that set the aggregate, and the
+per-chain rate as a ratio to the first N's. Pure functions of the
+results documents, and the plot.
 """
 
 import os
@@ -26,9 +28,12 @@ from epa_chain.measurement import readers
 from epa_chain.measurement import results
 
 
-def curve(documents):
-    """The density table (schema epa-chain/local-density/1) of the runs."""
-    rows = [_row(document, case) for document in documents
+def curve(runs):
+    """The density table (schema epa-chain/density/1).
+
+    runs: (chain count, results document) pairs, first the reference.
+    """
+    rows = [_row(count, document, case) for count, document in runs
             for case in document['cases']]
     first = {}
     for row in rows:
@@ -38,9 +43,9 @@ def curve(documents):
         row['ratio'] = (row['per_chain_fps'] / base
                         if row['per_chain_fps'] and base else None)
     return {'schema': results.DENSITY_SCHEMA_ID,
-            'goal': _strictest(documents[0]),
-            'reference_chain_count': documents[0]['testbed']['chain_count'],
-            'rows': rows, 'runs': list(documents)}
+            'goal': _strictest(runs[0][1]),
+            'reference_chain_count': runs[0][0],
+            'rows': rows, 'runs': [document for _count, document in runs]}
 
 
 def _strictest(document):
@@ -48,8 +53,7 @@ def _strictest(document):
     return min(goals, key=goals.get)
 
 
-def _row(document, case):
-    count = document['testbed']['chain_count']
+def _row(count, document, case):
     goal = readers.goal_of(case, _strictest(document))
     total = (goal or {}).get('throughput_fps')
     trial = chain_tables.trial_at(case, goal) if goal else None
