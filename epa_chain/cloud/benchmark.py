@@ -27,15 +27,18 @@ happens even when a later step fails. The steps are the workflow's
 class chooses them for the scenario and keeps its budget and files.
 """
 
+import contextlib
 import dataclasses
 import functools
 import itertools
 import logging
+import os
 import time
 import typing
 
 from epa_chain.cloud import budget as budget_mod
 from epa_chain.cloud import hop_check
+from epa_chain.cloud import options as opts
 from epa_chain.cloud import readiness
 from epa_chain.cloud import results
 from epa_chain.cloud import stack as stack_mod
@@ -43,6 +46,7 @@ from epa_chain.cloud import vnf_tasks
 from epa_chain.cloud import workflow
 from epa_chain.measurement import campaign
 from epa_chain.measurement import report
+from epa_chain.measurement import together
 
 LOG = logging.getLogger(__name__)
 
@@ -70,6 +74,16 @@ class _Cases:
     not_run: typing.List[str] = dataclasses.field(default_factory=list)
     #: the verdict tables of the cases that missed a KPI
     missed: list = dataclasses.field(default_factory=list)
+
+
+def _parked(chains):
+    """Every chain's parked VNFs; chain K's named chainK-<node>."""
+    found = []
+    for index, chain in enumerate(chains):
+        for endpoint in vnf_tasks.endpoints(chain):
+            found.append(endpoint if index == 0 else dataclasses.replace(
+                endpoint, node='chain%d-%s' % (index, endpoint.node)))
+    return tuple(found)
 
 
 class ChainBenchmark:
@@ -179,43 +193,101 @@ class ChainBenchmark:
         `cloud` (deploy's record of the chain: placement, boot, EPA
         audit) goes into every result, with the hop check and which VNF
         tasks ran when: the parked VNFs' tasks run from the hop check to
-        the last case, and are parked again however it ends.
+        the last case, and are parked again however it ends. A stack of
+        several chains: each chain's generator and hop check, then the
+        chains measured together (1 .. N of them with density_sweep).
         """
-        endpoint = outputs.get('generator_control_endpoint')
-        if not endpoint or not endpoint.get('host'):
-            raise BenchmarkError(
-                'the stack has no generator_control_endpoint (%r): the '
-                'scenarios need the in-stack generator' % (endpoint,))
+        chains = self.chains(outputs)
         run_dir = results.run_directory(self.options.results_dir,
                                         chain_length, direction)
-        tasks = self.tasks_factory(vnf_tasks.endpoints(outputs))
-        with self.generator_factory(endpoint) as generator, \
-                vnf_tasks.running(tasks):
+        tasks = self.tasks_factory(_parked(chains))
+        with contextlib.ExitStack() as held:
+            generators = [held.enter_context(self.generator_factory(
+                chain['generator_control_endpoint'])) for chain in chains]
+            held.enter_context(vnf_tasks.running(tasks))
             cloud = dict(cloud or {}, vnf_tasks=vnf_tasks.record(tasks),
-                         hop_check=self.hop_check(generator, outputs,
+                         hop_check=self.hop_check(generators, chains,
                                                   direction))
-            counting = self.loss_split(generator, outputs, direction)
-            done = self.cases(counting or generator, cloud,
-                              (chain_length, direction), run_dir)
+            members = [self.loss_split(generator, chain, direction) or
+                       generator
+                       for generator, chain in zip(generators, chains)]
+            done = self.sweep(members, cloud, (chain_length, direction),
+                              run_dir)
         LOG.info('Results in %s', run_dir)
         self.raise_unfinished(done, run_dir)
         return done.written
 
-    def hop_check(self, generator, outputs, direction):
-        """Every direction's hop check, as the results' cloud.hop_check."""
+    def chains(self, outputs):
+        """Each chain's outputs, every one with its in-stack generator.
+
+        chain.yaml lists them in `chains`; a stack without it is one.
+        """
+        chains = outputs.get('chains') or [outputs]
+        if len(chains) != self.options.chain_count:
+            raise BenchmarkError(
+                'the stack has %d chain(s), [%s] chain_count is %d'
+                % (len(chains), opts.GROUP, self.options.chain_count))
+        for index, chain in enumerate(chains):
+            endpoint = chain.get('generator_control_endpoint')
+            if not endpoint or not endpoint.get('host'):
+                raise BenchmarkError(
+                    'the stack has no generator_control_endpoint%s (%r): '
+                    'the scenarios need the in-stack generator' % (
+                        ' in chain %d' % index if len(chains) > 1 else '',
+                        endpoint))
+        return chains
+
+    def hop_check(self, generators, chains, direction):
+        """Every chain's hop check, as the results' cloud.hop_check.
+
+        Chain 0's at the top (one chain's record as ever), each chain's
+        in `chains` when there are several.
+        """
         settings = workflow.HopSettings(
             load_fraction=self.options.hop_check_load_fraction,
             max_loss_ratio=self.options.hop_check_max_loss_ratio,
             attempts=self.options.hop_check_attempts)
-        return settings.record(list(workflow.hop_checks(
-            generator, direction, outputs, settings, sleep=self.sleep)))
+        records = [settings.record(list(workflow.hop_checks(
+            generator, direction, chain, settings, sleep=self.sleep)))
+            for generator, chain in zip(generators, chains)]
+        if len(records) == 1:
+            return records[0]
+        return dict(records[0], chains=[dict(record, chain=index)
+                                        for index, record in
+                                        enumerate(records)])
 
-    def cases(self, generator, cloud, chain, run_dir):
-        """Every frame size x flow count the time allows; a _Cases.
+    def sweep(self, members, cloud, chain, run_dir):
+        """Every measured chain count's cases; one _Cases for them all.
 
-        `chain` is (chain_length, direction).
+        One count (chain_count): the run directory as for one chain.
+        Several (density_sweep): a chains-K directory each, then the
+        density curve over them in the run directory.
         """
+        counts = self.options.measured_chain_counts()
         done = _Cases()
+        runs = []
+        for count in counts:
+            generator = (members[0] if len(members) == 1 else
+                         together.TogetherGenerator(
+                             members, measured=tuple(range(count))))
+            directory = run_dir
+            if len(counts) > 1:
+                LOG.info('Measuring %d of %d chains together', count,
+                         len(members))
+                directory = os.path.join(run_dir, 'chains-%d' % count)
+                os.makedirs(directory, exist_ok=True)
+            runs += [(count, document) for document in self.cases(
+                generator, cloud, chain, directory, done)]
+        if len(counts) > 1 and runs:
+            done.written.extend(results.write_density(run_dir, runs))
+        return done
+
+    def cases(self, generator, cloud, chain, run_dir, done):
+        """Every frame size x flow count the time allows, into `done`.
+
+        `chain` is (chain_length, direction). Returns the documents.
+        """
+        documents = []
         campaign_options = self.options.campaign
         for frame_size, flows in itertools.product(
                 campaign_options.frame_sizes, campaign_options.flow_counts):
@@ -237,7 +309,8 @@ class ChainBenchmark:
                 done.missed.append(missed)
             done.written.extend(results.write(run_dir, stem, document))
             done.failed.extend(campaign.errors(document))
-        return done
+            documents.append(document)
+        return documents
 
     def raise_unfinished(self, done, run_dir):
         """BenchmarkError for cases not run, failed, or short of a KPI."""

@@ -58,14 +58,16 @@ def minimum_s(options, trial_directions):
     """The least a whole scenario can take, every wait at its maximum."""
     cases = _cases(options)
     return (options.stack_create_timeout + options.vnf_ready_timeout +
-            hop_check.DURATION_S * len(trial_directions) +
+            hop_check.DURATION_S * len(trial_directions) *
+            options.chain_count +
             cases * case_minimum_s(options) + options.stack_delete_timeout)
 
 
 def _cases(options):
-    """Frame sizes x flow counts of a scenario."""
+    """Frame sizes x flow counts of a scenario, per measured chain count."""
     return (len(options.campaign.frame_sizes) *
-            len(options.campaign.flow_counts))
+            len(options.campaign.flow_counts) *
+            len(options.measured_chain_counts()))
 
 
 class Budget:

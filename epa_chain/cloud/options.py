@@ -69,7 +69,7 @@ TEMPLATE_PARAMETERS = {name: name for name in (
     'management_network', 'management_allowed_cidr', 'key_name',
     'generator_control_port', 'generator_latency_bucket_shift',
     'server_group_policy', 'vnf_availability_zone',
-    'generator_availability_zone')}
+    'generator_availability_zone', 'chain_count', 'chain_vlan_stride')}
 TEMPLATE_PARAMETERS.update(vnf_flavor='vnf_existing_flavor',
                            generator_flavor='generator_existing_flavor')
 
@@ -196,7 +196,7 @@ def _networks_and_generator(defaults):
 
 
 def _placement(defaults):
-    return [
+    return _chains(defaults) + [
         cfg.StrOpt('server_group_policy',
                    default=defaults['server_group_policy'],
                    choices=[('', 'no server group: Nova places each server'),
@@ -220,6 +220,34 @@ def _placement(defaults):
                    help='Availability zone (or zone:host) of the in-stack '
                         'generator: another host than the VNFs\' makes the '
                         'chain cross hosts. Empty: Nova\'s default.'),
+    ]
+
+
+def _chains(defaults):
+    return [
+        cfg.IntOpt('chain_count', default=defaults['chain_count'], min=1,
+                   max=64,
+                   help='Chains side by side in every scenario\'s stack '
+                        '(chain.yaml chain_count, NFVbench\'s service chain '
+                        'count): each on VLANs of its own, with its own VNFs '
+                        'and generator; every chain is proven on its own, '
+                        'then all are measured together, the search on the '
+                        'aggregate and each chain\'s counters kept '
+                        '(directions[].chains in the results). `epa-chain '
+                        'preflight` says how many the cloud holds.'),
+        cfg.IntOpt('chain_vlan_stride',
+                   default=defaults['chain_vlan_stride'], min=1, max=4093,
+                   help='How many VLAN IDs chain K+1\'s segments are past '
+                        'chain K\'s (chain.yaml chain_vlan_stride); every '
+                        'one must be inside the provider ranges.'),
+        cfg.BoolOpt('density_sweep', default=False,
+                    help='With chain_count N above 1, measure with 1, 2, '
+                         '.. N of the deployed chains carrying traffic (the '
+                         'others idle), each count in a chains-K directory '
+                         'of the run, and write the density curve '
+                         '(density.json, density.txt): aggregate and '
+                         'per-chain throughput against the number of '
+                         'chains. Off: the N chains together only.'),
     ]
 
 
@@ -491,6 +519,9 @@ class ChainOptions:
     vnf_availability_zone: str = _default('vnf_availability_zone')
     generator_availability_zone: str = _default(
         'generator_availability_zone')
+    chain_count: int = _default('chain_count')
+    chain_vlan_stride: int = _default('chain_vlan_stride')
+    density_sweep: bool = _default('density_sweep')
     chain_lengths: typing.Tuple[int, ...] = tuple(CHAIN_LENGTHS)
     # chain_directions.UNIDIRECTIONAL and/or .BIDIRECTIONAL
     directions: typing.Tuple[typing.Tuple[str, ...], ...] = (
@@ -529,6 +560,15 @@ class ChainOptions:
              for name in campaign_options.conf_defaults()},
             read['results_dir'])
         return cls(**read)
+
+    def measured_chain_counts(self):
+        """How many of the chains carry traffic, run by run.
+
+        1 .. chain_count with density_sweep, else chain_count alone.
+        """
+        if self.density_sweep:
+            return tuple(range(1, self.chain_count + 1))
+        return (self.chain_count,)
 
     def segments_for(self, chain_length):
         """The configured segments net0..net<chain_length>.

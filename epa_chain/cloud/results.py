@@ -95,3 +95,21 @@ def write(directory, stem, document):
     # Last: the JSON and the tables are kept even if a plot fails.
     plot_paths = plots.render(document, plot_directory(directory, stem))
     return [json_path, tables_path] + plot_paths
+
+
+def write_density(directory, runs):
+    """The density sweep's curve: density.json, density.txt, density.png.
+
+    runs: (chains measured together, case document) pairs. Returns the
+    paths, the JSON first.
+    """
+    from epa_chain.measurement import density_curve
+    from epa_chain.measurement import results as results_doc
+
+    table = density_curve.curve(runs)
+    json_path = os.path.join(directory, 'density.json')
+    results_doc.write_json(table, json_path, OPTION)
+    text_path = os.path.join(directory, 'density.txt')
+    outputs.write_text(text_path, density_curve.render(table), OPTION)
+    return [json_path, text_path, density_curve.plot(table, directory,
+                                                     OPTION)]

@@ -90,6 +90,8 @@ def stack_parameters(options, chain_length, direction):
         'server_group_policy': options.server_group_policy,
         'vnf_availability_zone': options.vnf_availability_zone,
         'generator_availability_zone': options.generator_availability_zone,
+        'chain_count': options.chain_count,
+        'chain_vlan_stride': options.chain_vlan_stride,
     }
     for index, segment in enumerate(options.segments_for(chain_length)):
         parameters.update({
@@ -163,23 +165,40 @@ def segments_of(parameters, chain_length=None):
     """{(physnet, vlan)} a stack's netK parameters claim.
 
     `parameters` as Heat shows a stack's (values may be strings); up to
-    net<chain_length> when given (vnf_count+1 networks), else every netK.
+    net<chain_length> when given (vnf_count+1 networks), else every netK;
+    every chain's (chain_count, chain_vlan_stride).
     """
     if chain_length is None:
         try:
             chain_length = int(parameters.get('vnf_count', opts.MAX_SEGMENTS))
         except (TypeError, ValueError):
             chain_length = opts.MAX_SEGMENTS - 1
+    count, stride = _chain_spread(parameters)
     found = set()
     for index in range(min(chain_length + 1, opts.MAX_SEGMENTS)):
         physnet_key, vlan_key = (p % index for p in SEGMENT_PARAMETERS)
         if parameters.get(physnet_key) and parameters.get(vlan_key):
             try:
-                found.add((str(parameters[physnet_key]),
-                           int(parameters[vlan_key])))
+                vlan = int(parameters[vlan_key])
             except (TypeError, ValueError):
                 continue
+            # Chain K's segment: lib/provider_segment.yaml's VLAN.
+            found.update((str(parameters[physnet_key]), vlan + k * stride)
+                         for k in range(count))
     return found
+
+
+def _chain_spread(parameters):
+    """(chain_count, chain_vlan_stride) of a stack's parameters.
+
+    (1, 0) for a stack without them, or with values Heat would refuse.
+    """
+    try:
+        count = int(parameters.get('chain_count', 1))
+        stride = int(parameters.get('chain_vlan_stride', 0))
+    except (TypeError, ValueError):
+        return 1, 0
+    return (count, stride) if count > 1 and stride > 0 else (1, 0)
 
 
 def resolved_segments(resolved, chain_length):

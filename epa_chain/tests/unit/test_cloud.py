@@ -21,6 +21,7 @@ tests: tempest_plugin/epa_chain_tempest_plugin/tests/unit.
 """
 
 import collections
+import copy
 import dataclasses
 import glob
 import importlib.util
@@ -44,6 +45,8 @@ from epa_chain.cloud import options as opts
 from epa_chain.cloud import readiness
 from epa_chain.cloud import stack
 from epa_chain.hot import shipped
+from epa_chain.measurement import chain_tables
+from epa_chain.measurement import readers
 from epa_chain.measurement import results as measurement_results
 from epa_chain.measurement import trial
 from epa_chain.tests import fake_clock
@@ -1591,6 +1594,128 @@ class BenchmarkFlowTest(testtools.TestCase):
                                   search_resolution=0.005,
                                   ndr_loss_ratio=0.005)
         self.assertIn('ndr_loss_ratio and pdr_loss_ratio', str(error))
+
+
+def two_chains(outputs):
+    """A chain_count 2 stack's outputs: chain 1 on its own ports."""
+    chain1 = copy.deepcopy(outputs)
+    for hop in chain1['forward_chain'] + chain1['reverse_chain']:
+        hop['server'] = hop['server'].replace('s-', 's-chain1-')
+        hop['mac'] = hop['mac'][:-2] + '1' + hop['mac'][-1]
+        hop['vlan'] += 2
+    chain1['generator_control_endpoint'] = {'host': '10.0.0.7',
+                                            'port': 8474}
+    return dict(outputs, chains=[dict(outputs, index=0),
+                                 dict(chain1, index=1)])
+
+
+class ChainsTogetherTest(testtools.TestCase):
+    """chain_count N: every chain hop-checked, then measured together."""
+
+    def setUp(self):
+        super().setUp()
+        from epa_chain.cloud import benchmark
+        from epa_chain import generators
+        self.benchmark = benchmark
+        self.results_dir = self.useFixture(fixtures.TempDir()).path
+        # Chain 1 is the slower: it sets the aggregate's lossless rate.
+        self.generators = {
+            '10.0.0.5': generators.create('model', ndr_fps=2.0e6),
+            '10.0.0.7': generators.create('model', ndr_fps=1.0e6)}
+        self.endpoints = []
+
+    def options(self, **changes):
+        conf = dict(template_dir=TEMPLATES, results_dir=self.results_dir,
+                    frame_sizes=['64'], flow_counts=[1],
+                    search_method='rfc2544', trial_duration=10.0,
+                    chain_count=2)
+        conf.update(changes)
+        return opts.ChainOptions.from_conf(as_group(**conf))
+
+    def factory(self, endpoint):
+        self.endpoints.append(endpoint['host'])
+        return self.generators[endpoint['host']]
+
+    def measure(self, options, outputs):
+        run = self.benchmark.ChainBenchmark(
+            options, None, None, lambda *_: None,
+            generator_factory=self.factory, sleep=lambda s: None)
+        return run.measure(outputs, 1, BI, {})
+
+    def _json(self, written, name):
+        (path,) = [p for p in written if p.endswith(name)]
+        with open(path) as f:
+            return json.load(f)
+
+    def test_two_chains_checked_apart_and_measured_together(self):
+        written = self.measure(self.options(), two_chains(CHAIN_OUTPUTS))
+        self.assertEqual(['10.0.0.5', '10.0.0.7'], self.endpoints)
+        document = self._json(written, '64B-1flows.json')
+        measurement_results.validate(document, '64B-1flows.json')
+        hop = document['cloud']['hop_check']
+        self.assertEqual([0, 1], [c['chain'] for c in hop['chains']])
+        (case,) = document['cases']
+        goal = readers.goal_of(case, 'NDR')
+        # Together: both chains at half the total, the slow one decides.
+        self.assertLessEqual(goal['throughput_fps'], 2.0e6)
+        self.assertGreater(goal['throughput_fps'], 1.8e6)
+        trial_at = chain_tables.trial_at(case, goal)
+        self.assertEqual({0, 1}, set(chain_tables.chain_figures(trial_at)))
+        self.assertFalse([p for p in written if 'density' in p])
+
+    def test_the_density_sweep_measures_one_then_both(self):
+        written = self.measure(self.options(density_sweep=True),
+                               two_chains(CHAIN_OUTPUTS))
+        table = self._json(written, 'density.json')
+        measurement_results.validate(table, 'density.json',
+                                     measurement_results.DENSITY_SCHEMA_ID)
+        one, two = table['rows']
+        self.assertEqual((1, 2), (one['chain_count'], two['chain_count']))
+        # Chain 0 alone reaches its 2e6; two together 2 x chain 1's 1e6.
+        self.assertGreater(one['aggregate_fps'], 1.8e6)
+        self.assertLessEqual(two['per_chain_fps'], 1.0e6)
+        self.assertLess(two['ratio'], 0.6)
+        run_dir = os.path.dirname(written[0])
+        self.assertEqual({'chains-1', 'chains-2'}, {
+            name for name in os.listdir(os.path.dirname(run_dir))
+            if name.startswith('chains-')})
+        self.assertTrue(os.path.isfile(os.path.join(
+            os.path.dirname(run_dir), 'density.png')))
+
+    def test_a_stack_of_another_count_is_refused(self):
+        error = self.assertRaises(
+            self.benchmark.BenchmarkError, self.measure,
+            self.options(chain_count=3), two_chains(CHAIN_OUTPUTS))
+        self.assertIn('2 chain(s), [epa_chain] chain_count is 3',
+                      str(error))
+        self.assertEqual([], self.endpoints)
+
+    def test_parked_vnfs_of_chain_k_are_named_apart(self):
+        parked = {'vnf1': {'host': '10.0.0.6', 'port': 8474}}
+        outputs = two_chains(dict(CHAIN_OUTPUTS,
+                                  vnf_control_endpoints=parked))
+        found = self.benchmark._parked(outputs['chains'])
+        self.assertEqual(['vnf1', 'chain1-vnf1'], [e.node for e in found])
+
+    def test_segments_of_every_chain(self):
+        parameters = {'net0_physical_network': 'physnet1',
+                      'net0_vlan': '1001', 'net1_physical_network':
+                      'physnet2', 'net1_vlan': '2001',
+                      'chain_count': '3', 'chain_vlan_stride': '2'}
+        self.assertEqual(
+            {('physnet1', 1001), ('physnet1', 1003), ('physnet1', 1005),
+             ('physnet2', 2001), ('physnet2', 2003), ('physnet2', 2005)},
+            stack.segments_of(parameters, 1))
+        parameters['chain_count'] = 'x'
+        self.assertEqual({('physnet1', 1001), ('physnet2', 2001)},
+                         stack.segments_of(parameters, 1))
+
+    def test_the_budget_counts_every_chain_and_sweep_step(self):
+        one = budget.minimum_s(self.options(chain_count=1), BI)
+        two = budget.minimum_s(self.options(), BI)
+        sweep = budget.minimum_s(self.options(density_sweep=True), BI)
+        self.assertEqual(2 * 2.0, two - one)
+        self.assertEqual(budget.case_minimum_s(self.options()), sweep - two)
 
 
 class BudgetTest(testtools.TestCase):
