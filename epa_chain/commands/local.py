@@ -53,8 +53,6 @@ from epa_chain.prox import build as prox_build
 DEFAULT_PREFIX = 'epa'
 #: the most VNFs --vnf-counts takes (the shipped chain's longest)
 MAX_VNF_COUNT = 3
-#: the most chains a bed stands in for
-MAX_CHAINS = bed_names.MAX_CHAINS
 
 
 def add_arguments(parser):
@@ -104,7 +102,8 @@ def _run_arguments(run):
                      help='run once per number of chains side by side '
                           '(1-%d), each measured together, and print the '
                           'density curve: aggregate and per-chain '
-                          'lossless rate per N (e.g. 1,2)' % MAX_CHAINS)
+                          'lossless rate per N (e.g. 1,2)'
+                          % bed_names.MAX_CHAINS)
     run.add_argument('--noisy-neighbours', metavar='FRACTION',
                      help='with 2 or more chains: search chain 0 alone, '
                           'then while every other chain carries FRACTION '
@@ -160,7 +159,7 @@ def _stack_arguments(parser):
                        help='chains side by side (the template\'s '
                             'chain_count, 1-%d here): each its own VNFs, '
                             'VLANs and generator, measured together'
-                            % MAX_CHAINS)
+                            % bed_names.MAX_CHAINS)
     group.add_argument('--engine', choices=('testpmd', 'prox'),
                        help='VNF forwarding engine (default: prox when a '
                             'PROX binary is given or built, the seeds\' '
@@ -256,7 +255,7 @@ def _vnf_counts(text):
 
 
 def _chain_count(text):
-    """--chain-count N: a whole number 1 to MAX_CHAINS."""
+    """--chain-count N: a whole number 1 to names.py's MAX_CHAINS."""
     counts = _chain_counts(text, '--chain-count')
     if len(counts) != 1:
         raise ValueError('--chain-count %r: give one number' % text)
@@ -269,9 +268,10 @@ def _chain_counts(text, option='--chain-counts'):
         counts = tuple(int(item) for item in str(text).split(',') if item)
     except ValueError:
         counts = ()
-    if not counts or any(c < 1 or c > MAX_CHAINS for c in counts):
+    highest = bed_names.MAX_CHAINS
+    if not counts or any(c < 1 or c > highest for c in counts):
         raise ValueError('%s %r: give numbers of chains 1 to %d separated '
-                         'by commas, e.g. 1,2' % (option, text, MAX_CHAINS))
+                         'by commas, e.g. 1,2' % (option, text, highest))
     return counts
 
 
