@@ -122,9 +122,49 @@ def measure_noisy(bed, base_plan, fraction, progress):
                        background=background)
     from epa_chain.measurement import chain_tables
 
+    same_load = same_load_latency(bed, alone[0], background, progress)
     document['testbed']['noisy_neighbour'] = chain_tables.noisy_section(
-        alone, document, fraction, background)
+        alone, document, fraction, background, same_load)
     return document
+
+
+def same_load_latency(bed, alone, background, progress):
+    """Chain 0's latency beside its neighbours at its alone run's load.
+
+    Each run's own latency test is at a fraction of its own throughput:
+    beside busy neighbours that load is lower, so the two delays would
+    compare different loads. One more latency trial per case, at the
+    load of the alone run's, makes a like-for-like pair. {(frame size
+    label, flows): latency summary, or the error in words}.
+    """
+    from epa_chain.measurement import latency as latency_mod
+    from epa_chain.measurement import readers
+    from epa_chain.measurement import trial
+
+    generator = measurement_generator(bed, (0,), background)
+    found = {}
+    for case in alone['cases']:
+        test = case.get('latency')
+        if not test:
+            continue
+        size = readers.frame_size_of(case)
+        spec = trial.TrialSpec(
+            trial.TrafficProfile(size, case['flows'],
+                                 tuple(case['directions'])),
+            test['load_fps'], test['duration_s'], measure_latency=True)
+        progress('noisy neighbours: chain 0 latency beside them at %s fps '
+                 '(%s B), its load alone' % (
+                     format(int(test['load_fps']), ','), size.label))
+        key = (size.label, case['flows'])
+        try:
+            result = generator.run_trial(spec)
+        except trial.GeneratorError as error:
+            found[key] = 'latency trial failed: %s' % error
+            continue
+        found[key] = latency_mod.combine(
+            latency_mod.summarize([d.latency]) for d in result.directions
+            if d.latency is not None)
+    return found
 
 
 def _capped(generator, campaign_plan, testbed, progress):

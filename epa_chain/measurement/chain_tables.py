@@ -124,17 +124,24 @@ def latency_avg_ns(case):
         'avg_ns')
 
 
-def noisy_section(alone, document, fraction, background):
-    """testbed.noisy_neighbour: chain 0 alone against beside neighbours."""
+def noisy_section(alone, document, fraction, background, same_load=None):
+    """testbed.noisy_neighbour: chain 0 alone against beside neighbours.
+
+    same_load: {(frame size label, flows): chain 0's latency summary
+    beside the neighbours at its alone run's latency load, or an error
+    in words} (local/runner.py same_load_latency).
+    """
     reference = alone[0]
+    same_load = same_load or {}
     rows = []
     for case in document['cases']:
         label = readers.frame_size_of(case).label
         before = next((c for c in reference['cases']
                        if readers.frame_size_of(c).label == label and
                        c['flows'] == case['flows']), None)
+        beside = same_load.get((label, case['flows']))
         for name in readers.goal_names(document):
-            rows.append(_noisy_row(label, name, before, case))
+            rows.append(_noisy_row(label, name, before, case, beside))
     return {
         'measured_chain': 0, 'background_fraction': fraction,
         'alone': [{'chain': chain,
@@ -163,23 +170,32 @@ def _lossless(document):
         for case in document['cases']}
 
 
-def _noisy_row(label, name, before, after):
-    """One frame size and goal; no ratio of a figure that is a bound."""
+def _noisy_row(label, name, before, after, beside=None):
+    """One frame size and goal; no ratio of a figure that is a bound.
+
+    The latency ratio is at one load: the alone run's latency test
+    against `beside`, chain 0's latency at that load with neighbours.
+    """
     alone_goal = readers.goal_of(before, name) if before else None
     with_goal = readers.goal_of(after, name)
     alone_fps = (alone_goal or {}).get('throughput_fps')
     with_fps = (with_goal or {}).get('throughput_fps')
     bound = ((before and readers.is_lower_bound(before, alone_goal)) or
              readers.is_lower_bound(after, with_goal))
-    alone_delay, with_delay = latency_avg_ns(before), latency_avg_ns(after)
+    alone_delay = latency_avg_ns(before)
+    same_load = beside.get('avg_ns') if isinstance(beside, dict) else None
     return {'frame_size': label, 'goal': name, 'alone_fps': alone_fps,
             'with_fps': with_fps, 'at_least': bool(bound),
             'ratio': with_fps / alone_fps if alone_fps and with_fps
             is not None and not bound else None,
             'alone_latency_avg_ns': alone_delay,
-            'with_latency_avg_ns': with_delay,
-            'latency_ratio': with_delay / alone_delay
-            if alone_delay and with_delay is not None else None}
+            'with_latency_avg_ns': latency_avg_ns(after),
+            'latency_load_fps': ((before or {}).get('latency') or {}).get(
+                'load_fps'),
+            'with_latency_same_load_avg_ns': same_load,
+            'same_load_error': beside if isinstance(beside, str) else None,
+            'latency_ratio': same_load / alone_delay
+            if alone_delay and same_load is not None else None}
 
 
 def noisy_table(document):
@@ -190,15 +206,17 @@ def noisy_table(document):
     rows = [[row['frame_size'], row['goal'], _fps(row['alone_fps']),
              _fps(row['with_fps']),
              'bound' if row['at_least'] else _ratio(row['ratio']),
+             _fps(row.get('latency_load_fps')),
              _us(row['alone_latency_avg_ns']),
-             _us(row['with_latency_avg_ns']), _ratio(row['latency_ratio'])]
+             _us(row.get('with_latency_same_load_avg_ns')),
+             _ratio(row['latency_ratio'])]
             for row in section['rows']]
     headers = ['Packet Size', 'Goal', 'Alone (fps/dir)',
-               'With neighbours (fps/dir)', 'Ratio', 'Latency alone (us)',
-               'Latency with (us)', 'Latency ratio']
+               'With neighbours (fps/dir)', 'Ratio', 'Latency load (fps)',
+               'Latency alone (us)', 'Latency with (us)', 'Latency ratio']
     footer = ('Chain %d searched alone, then while every other chain '
-              'carried %g %% of its own lossless rate alone (%s); each '
-              'latency at its own run\'s latency test load.' % (
+              'carried %g %% of its own lossless rate alone (%s); both '
+              'latencies at the alone run\'s latency test load.' % (
                   section['measured_chain'],
                   100.0 * section['background_fraction'], '; '.join(
                       'chain %s: %s' % (chain, ', '.join(
@@ -206,6 +224,10 @@ def noisy_table(document):
                           for label, fps in loads.items()) or 'idle')
                       for chain, loads in sorted(
                           section['background_fps'].items()))))
+    errors = sorted({row['same_load_error'] for row in section['rows']
+                     if row.get('same_load_error')})
+    if errors:
+        footer += '\nLatency with neighbours: %s.' % '; '.join(errors)
     if any(row['at_least'] for row in section['rows']):
         footer += ('\nbound: a search reached its maximum load (the '
                    'generator\'s, below line rate) with the goal still met: '

@@ -297,12 +297,13 @@ def noisy_plot(document, path, option=OPTION):
     positions = range(len(rows))
     for axis, (alone, beside, unit, scale) in (
             (rate_axis, ('alone_fps', 'with_fps', 'fps per direction', 1.0)),
-            (delay_axis, ('alone_latency_avg_ns', 'with_latency_avg_ns',
+            (delay_axis, ('alone_latency_avg_ns',
+                          'with_latency_same_load_avg_ns',
                           'mean latency (us)', 1e-3))):
         axis.bar([p - 0.2 for p in positions],
                  [(r[alone] or 0) * scale for r in rows], 0.4, label='alone')
         axis.bar([p + 0.2 for p in positions],
-                 [(r[beside] or 0) * scale for r in rows], 0.4,
+                 [(r.get(beside) or 0) * scale for r in rows], 0.4,
                  label='beside neighbours at %g %% of their rate'
                  % (100 * section['background_fraction']))
         axis.set_xticks(list(positions))
@@ -313,9 +314,11 @@ def noisy_plot(document, path, option=OPTION):
         section['measured_chain'], ', '.join(
             '-' if r['ratio'] is None else '%.2f' % r['ratio']
             for r in rows)))
-    delay_axis.set_title('Mean latency (ratio %s)' % ', '.join(
+    delay_ratios = ', '.join(
         '-' if r['latency_ratio'] is None else '%.2f' % r['latency_ratio']
-        for r in rows))
+        for r in rows)
+    delay_axis.set_title('Mean latency at the load alone (ratio %s)'
+                         % delay_ratios)
     rate_axis.legend(fontsize='small', loc='lower center')
     return save(figure, path, option)
 

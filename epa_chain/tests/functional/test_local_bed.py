@@ -321,6 +321,12 @@ class TestLocalBed(testtools.TestCase):
         if not ndr['at_least']:
             self.assertAlmostEqual(ndr['with_fps'] / ndr['alone_fps'],
                                    ndr['ratio'])
+        # Both latencies at the alone run's latency load.
+        self.assertIsNone(ndr['same_load_error'])
+        self.assertGreater(ndr['latency_load_fps'] or 0, 0)
+        self.assertAlmostEqual(ndr['with_latency_same_load_avg_ns'] /
+                               ndr['alone_latency_avg_ns'],
+                               ndr['latency_ratio'])
         background = [c for d in document['cases'][0]['trials'][0][
             'directions'] for c in d['chains'] if c['role'] == 'background']
         self.assertEqual([1, 1], [c['chain'] for c in background])

@@ -18,6 +18,7 @@ import os
 import shutil
 import tempfile
 import threading
+from unittest import mock
 
 import testtools
 
@@ -223,15 +224,67 @@ class TestReported(testtools.TestCase):
         beside = _document(together.TogetherGenerator(
             _chains(1e6, 1e6), measured=(0,),
             background={1: {'64': 5e5}}), 2)
+        (case,) = alone[0]['cases']
+        delay = chain_tables.latency_avg_ns(case)
+        # One more latency trial beside them, at the load alone.
+        same_load = {('64', 1): {'avg_ns': 3 * delay, 'min_ns': delay,
+                                 'max_ns': 5 * delay}}
         section = chain_tables.noisy_section(alone, beside, 0.5,
-                                             {1: {'64': 5e5}})
+                                             {1: {'64': 5e5}}, same_load)
         beside['testbed']['noisy_neighbour'] = section
         results.validate(beside, 'noisy')
         ndr = next(r for r in section['rows'] if r['goal'] == 'NDR')
         self.assertAlmostEqual(0.5, ndr['ratio'], places=1)
+        self.assertEqual(case['latency']['load_fps'],
+                         ndr['latency_load_fps'])
+        self.assertAlmostEqual(3.0, ndr['latency_ratio'])
+        # Its own latency test is at its own, lower load: kept, not compared.
+        self.assertEqual(chain_tables.latency_avg_ns(beside['cases'][0]),
+                         ndr['with_latency_avg_ns'])
         self.assertEqual([[], []], [a['errors'] for a in section['alone']])
         self.assertIn('Noisy neighbours', report.render_tables(beside))
         from epa_chain.measurement import plots
         paths = plots.render(beside, self.directory)
         self.assertIn(os.path.join(self.directory, 'noisy-neighbours.png'),
                       paths)
+
+    def test_the_same_load_trial_runs_beside_the_neighbours(self):
+        alone = _document(together.TogetherGenerator(
+            _chains(2e6, 1e6), measured=(0,)), 2)
+        specs = []
+
+        def beside(bed, measured, background):
+            generator = together.TogetherGenerator(_chains(1e6, 1e6),
+                                                   measured, background)
+            run = generator.run_trial
+            generator.run_trial = lambda spec: specs.append(spec) or run(
+                spec)
+            return generator
+
+        said = []
+        with mock.patch.object(runner, 'measurement_generator',
+                               side_effect=beside) as made:
+            found = runner.same_load_latency('bed', alone,
+                                             {1: {'64': 5e5}}, said.append)
+        made.assert_called_once_with('bed', (0,), {1: {'64': 5e5}})
+        (case,) = alone['cases']
+        (spec,) = specs
+        self.assertEqual(case['latency']['load_fps'], spec.load_fps)
+        self.assertTrue(spec.measure_latency)
+        self.assertIsNotNone(found[('64', 1)]['avg_ns'])
+        self.assertEqual(1, len(said))
+
+    def test_a_failed_same_load_trial_says_why_and_has_no_ratio(self):
+        alone = [_document(together.TogetherGenerator(
+            _chains(2e6, 1e6), measured=(k,)), 2) for k in (0, 1)]
+        beside = _document(together.TogetherGenerator(
+            _chains(1e6, 1e6), measured=(0,),
+            background={1: {'64': 5e5}}), 2)
+        section = chain_tables.noisy_section(
+            alone, beside, 0.5, {1: {'64': 5e5}},
+            {('64', 1): 'latency trial failed: rate not reached'})
+        beside['testbed']['noisy_neighbour'] = section
+        results.validate(beside, 'noisy')
+        ndr = next(r for r in section['rows'] if r['goal'] == 'NDR')
+        self.assertIsNone(ndr['latency_ratio'])
+        self.assertIn('rate not reached', report.render_tables(beside))
