@@ -37,11 +37,14 @@ def curve(runs):
             for case in document['cases']]
     first = {}
     for row in rows:
-        first.setdefault(row['frame_size'], row['per_chain_fps'])
+        first.setdefault((row['frame_size'], row['flows']), row)
     for row in rows:
-        base = first[row['frame_size']]
-        row['ratio'] = (row['per_chain_fps'] / base
-                        if row['per_chain_fps'] and base else None)
+        base = first[row['frame_size'], row['flows']]
+        # A lower bound (the search reached its highest load) is no rate
+        # to divide: the ratio would be the cap's, not the chains'.
+        row['ratio'] = (row['per_chain_fps'] / base['per_chain_fps']
+                        if row['per_chain_fps'] and base['per_chain_fps'] and
+                        not (row['at_least'] or base['at_least']) else None)
     return {'schema': results.DENSITY_SCHEMA_ID,
             'goal': _strictest(runs[0][1]),
             'reference_chain_count': runs[0][0],
@@ -64,7 +67,9 @@ def _row(count, document, case):
             len(trial['directions']), trial['loss_ratio'])}
     return {'chain_count': count,
             'frame_size': readers.frame_size_of(case).label,
+            'flows': case['flows'],
             'aggregate_fps': total,
+            'at_least': bool(goal and readers.is_lower_bound(case, goal)),
             'per_chain_fps': total / count if total else None,
             'chains_achieved_fps': {str(k): achieved for k, (
                 _role, _offered, achieved, _loss) in chains.items()},
@@ -80,13 +85,21 @@ def render(table):
                           '' if table['reference_chain_count'] == 1
                           else 's'),
              '  '.join('%-18s' % h for h in (
-                 'Chains', 'Frame (B)', 'Aggregate', 'Per chain',
+                 'Chains', 'Frame (B)', 'Flows', 'Aggregate', 'Per chain',
                  'Slowest chain', 'Ratio'))]
     for row in table['rows']:
+        bound = readers.AT_LEAST if row['at_least'] else ''
         lines.append('  '.join('%-18s' % c for c in (
-            row['chain_count'], row['frame_size'], _fps(row['aggregate_fps']),
-            _fps(row['per_chain_fps']), _fps(row['slowest_chain_fps']),
+            row['chain_count'], row['frame_size'], row['flows'],
+            bound + _fps(row['aggregate_fps']),
+            bound + _fps(row['per_chain_fps']),
+            _fps(row['slowest_chain_fps']),
             '-' if row['ratio'] is None else '%.2f' % row['ratio'])))
+    if any(row['at_least'] for row in table['rows']):
+        lines.append('%s: the search reached its highest load with the goal '
+                     'still met: only a lower bound, so no ratio (raise the '
+                     'highest load to see where the chains stop)'
+                     % readers.AT_LEAST.strip())
     return '\n'.join(lines) + '\n'
 
 

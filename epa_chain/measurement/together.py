@@ -157,8 +157,9 @@ def _sum(name, parts):
 def merged_latency(records):
     """One LatencyRecord of [(chain, record), ...]; None if none.
 
-    Samples are pooled (each chain's sequence numbers moved apart), equal
-    histograms added; otherwise only min, mean of the averages and max.
+    Samples are pooled (each chain's sequence numbers moved apart),
+    histograms pooled bucket by bucket; otherwise only min, the mean of
+    the averages and max.
     """
     records = [(k, r) for k, r in records if r is not None]
     if len(records) < 2:
@@ -173,13 +174,25 @@ def merged_latency(records):
         merged.samples = [((k << SEQ_SHIFT) + seq, delay)
                           for k, r in records for seq, delay in r.samples]
         merged.avg_ns = _mean([d for _s, d in merged.samples])
-    elif all(r.histogram for r in only) and len(
-            {tuple((lo, hi) for lo, hi, _n in r.histogram)
-             for r in only}) == 1:
-        merged.histogram = [
-            (lo, hi, sum(r.histogram[i][2] for r in only))
-            for i, (lo, hi, _n) in enumerate(only[0].histogram)]
+    elif all(r.histogram for r in only):
+        _pool_histograms(merged, only)
     return merged
+
+
+def _pool_histograms(merged, records):
+    """Every chain's buckets in one histogram, the mean weighted by count.
+
+    Each PROX generator bins by its own guest's TSC, so two chains'
+    bucket bounds differ by a little; the latency summary re-bins every
+    bucket into its own histogram anyway (measurement/latency.py), so
+    buckets that overlap are as good as equal ones.
+    """
+    merged.histogram = sorted(bucket for r in records
+                              for bucket in r.histogram)
+    counts = [sum(n for _lo, _hi, n in r.histogram) for r in records]
+    if sum(counts) and all(r.avg_ns is not None for r in records):
+        merged.avg_ns = sum(r.avg_ns * n for r, n in zip(records, counts)
+                            ) / sum(counts)
 
 
 def _pick(function, records, field):

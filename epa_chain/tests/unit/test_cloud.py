@@ -1682,6 +1682,18 @@ class ChainsTogetherTest(testtools.TestCase):
         self.assertTrue(os.path.isfile(os.path.join(
             os.path.dirname(run_dir), 'density.png')))
 
+    def test_a_capped_sweep_gives_bounds_and_no_ratio(self):
+        # The gate's short campaign: a highest load both chains carry.
+        written = self.measure(self.options(density_sweep=True,
+                                            max_load_fps=500),
+                               two_chains(CHAIN_OUTPUTS))
+        table = self._json(written, 'density.json')
+        self.assertEqual([True, True], [r['at_least'] for r in table['rows']])
+        self.assertEqual([None, None], [r['ratio'] for r in table['rows']])
+        (text,) = [p for p in written if p.endswith('density.txt')]
+        with open(text) as stream:
+            self.assertIn('only a lower bound', stream.read())
+
     def test_a_stack_of_another_count_is_refused(self):
         error = self.assertRaises(
             self.benchmark.BenchmarkError, self.measure,

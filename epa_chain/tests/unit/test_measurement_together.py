@@ -27,6 +27,7 @@ from epa_chain.local import runner
 from epa_chain.measurement import campaign
 from epa_chain.measurement import chain_tables
 from epa_chain.measurement import density_curve
+from epa_chain.measurement import latency
 from epa_chain.measurement import report
 from epa_chain.measurement import results
 from epa_chain.measurement import together
@@ -137,18 +138,29 @@ class TestMergedLatency(testtools.TestCase):
                                           merged.avg_ns))
         self.assertEqual(3, len({seq for seq, _d in merged.samples}))
 
-    def test_equal_histograms_add_and_others_keep_the_extremes(self):
+    def test_histograms_pool_whatever_their_buckets(self):
         bins = [(0, 8, 2), (8, 16, 1)]
         merged = together.merged_latency([
             (0, trial.LatencyRecord(1, 5, 9, histogram=bins)),
             (1, trial.LatencyRecord(2, 7, 15, histogram=bins))])
-        self.assertEqual([(0, 8, 4), (8, 16, 2)], merged.histogram)
+        self.assertEqual([(0, 8, 2), (0, 8, 2), (8, 16, 1), (8, 16, 1)],
+                         merged.histogram)
+        # Two PROX guests' clocks: buckets a little apart, still pooled.
         other = together.merged_latency([
             (0, trial.LatencyRecord(1, 5, 9, histogram=bins)),
-            (1, trial.LatencyRecord(2, 7, 15, histogram=[(0, 16, 1)]))])
-        self.assertIsNone(other.histogram)
-        self.assertEqual((1, 15, 6.0), (other.min_ns, other.max_ns,
-                                        other.avg_ns))
+            (1, trial.LatencyRecord(2, 8, 15, histogram=[(0, 9, 1)]))])
+        self.assertEqual(4, sum(n for _lo, _hi, n in other.histogram))
+        # The mean weighted by each chain's frames: (5 x 3 + 8 x 1) / 4.
+        self.assertEqual((1, 15, 5.75), (other.min_ns, other.max_ns,
+                                         other.avg_ns))
+        summary = latency.summarize([other])
+        self.assertEqual(4, summary['count'])
+        only_summaries = together.merged_latency([
+            (0, trial.LatencyRecord(1, 5, 9)),
+            (1, trial.LatencyRecord(2, 7, 15))])
+        self.assertEqual((1, 15, 6.0), (only_summaries.min_ns,
+                                        only_summaries.max_ns,
+                                        only_summaries.avg_ns))
         self.assertIsNone(together.merged_latency([(0, None)]))
 
 
