@@ -83,6 +83,9 @@ class TogetherGenerator(trial.Generator):
         described.update({
             'chains': [m.describe() for m in self.members],
             'measured_chains': list(self.measured),
+            # The loosest member's: a together trial is refused only
+            # where one chain's own generator would refuse it.
+            'rate_tolerance': self.rate_tolerance,
             'background_fps': {str(k): dict(loads) for k, loads
                                in sorted(self.background.items())},
             'load': 'total per direction over the measured chains, split '

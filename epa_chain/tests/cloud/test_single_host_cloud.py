@@ -36,9 +36,11 @@ a PVVP stack created and proven (its parked VNFs' CPU use sampled), two
 PVP chains in one stack (chain_count 2, after preflight's N_max for them
 was printed and one more chain refused) created, proven chain by chain
 and audited, the
-TOSCA PVP chain translated (`epa-chain translate tosca/pvp.yaml -i
-tosca/presets/pvp-bidir.yaml`), created unedited beside small-host.yaml
-and proven, the Tempest scenarios of every chain length, and
+TOSCA PVP chain translated twice side by side (`epa-chain translate
+tosca/pvp.yaml -i` tosca/presets/pvp-bidir.yaml with chain_count 2),
+created unedited beside small-host.yaml and proven chain by chain, the
+Tempest scenarios of every chain length (the 1-VNF bidirectional one
+with two chains and the density sweep), and
 tools/single-host-cloud down, after which nothing it started or made may
 be left. Every proof and result must say where each guest's boot went
 and that the parked VNFs were started for the traffic only. The cloud
@@ -149,8 +151,13 @@ TEMPEST_SCENARIOS = {'test_chain_1vnf_unidirectional': (1, 'unidirectional'),
                      'test_chain_1vnf_bidirectional': (1, 'bidirectional'),
                      'test_chain_2vnf_bidirectional': (2, 'bidirectional'),
                      'test_chain_3vnf_bidirectional': (3, 'bidirectional')}
-TEMPEST_REGEX = r'epa_chain_tempest_plugin\.tests\.scenario\..*(%s)' % (
-    '|'.join(sorted(TEMPEST_SCENARIOS)))
+# Run last, in the same workspace with two chains side by side and the
+# density sweep ([epa_chain] chain_count, density_sweep): both chains
+# hop-checked, measured alone and together, the density curve written.
+# Its guests' boots no longer decide the time: this one scenario costs
+# some 80 s more than its one-chain run.
+DENSITY_SCENARIO = 'test_chain_1vnf_bidirectional'
+DENSITY_CHAINS = 2
 TEMPEST_TEST_TIMEOUT = 2400
 # [epa_chain] kpi_file of the workspace: KPIs every scenario meets even
 # under TCG (a forwarding chain, delays under 10 s), so each result carries
@@ -840,10 +847,10 @@ class SingleHostCloudTest(unittest.TestCase):
 
     @unittest.skipUnless(
         os.environ.get('EPA_CHAIN_CLOUD_TWO_CHAINS') == '1',
-        'two chains cost about 9 minutes here (4 guests booting under TCG, '
-        'each chain proven, 4 servers audited), more than the CI budget '
-        'has; preflight\'s N_max runs always. EPA_CHAIN_CLOUD_TWO_CHAINS=1 '
-        'runs it (doc/source/single-host-cloud.rst has its last times)')
+        'the TOSCA test and the Tempest density scenario deploy two chains '
+        'every run; this HOT two-chain create, prove and audit repeats '
+        'them (some 4 minutes). EPA_CHAIN_CLOUD_TWO_CHAINS=1 runs it '
+        '(doc/source/single-host-cloud.rst has its last times)')
     def test_1_two_chains_created_and_proven(self):
         # PVP twice in one stack (chain_count 2): four guests, each chain
         # on its own VLANs, each proven hop by hop through its own
@@ -909,41 +916,51 @@ class SingleHostCloudTest(unittest.TestCase):
             self.assertLess(share, 0.10, name)
 
     def test_1_tosca_translated_is_created_unedited_and_proven(self):
-        # The TOSCA PVP service template with its preset, translated by
-        # heat-translator, then created as written with small-host.yaml
-        # beside it (the TOSCA chains declare no small-host variant: the
-        # HOT environment's parameters are the translated template's).
+        # The TOSCA PVP service template with its preset and two chains
+        # side by side (chain_count 2, unrolled by the translation), then
+        # created as written with small-host.yaml beside it (the TOSCA
+        # chains declare no small-host variant: the HOT environment's
+        # parameters are the translated template's), each chain proven
+        # through its own generator.
         stack = STACK + '-tosca-pvp'
-        translated = os.path.join(os.environ.get('TMPDIR', '/tmp'),
-                                  'epa-chain-cloud-tosca-pvp.yaml')
+        base = os.environ.get('TMPDIR', '/tmp')
+        translated = os.path.join(base, 'epa-chain-cloud-tosca-pvp.yaml')
+        inputs = os.path.join(base, 'epa-chain-cloud-tosca-inputs.yaml')
+        with open(TOSCA_PVP_PRESET) as preset, open(inputs, 'w') as stream:
+            stream.write(preset.read() + '\nchain_count: 2\n')
         started = time.monotonic()
         _run([sys.executable, '-m', 'epa_chain.cli', 'translate',
-              TOSCA_PVP, '-i', TOSCA_PVP_PRESET, '-o', translated],
-             timeout=600)
+              TOSCA_PVP, '-i', inputs, '-o', translated], timeout=600)
         self.timings['tosca_translate_s'] = round(time.monotonic() - started)
-        proof_file = os.path.join(os.environ.get('TMPDIR', '/tmp'),
-                                  'epa-chain-cloud-tosca-proof.json')
+        proof_file = os.path.join(base, 'epa-chain-cloud-tosca-proof.json')
         try:
             proof = self._create_and_prove(
                 'tosca_pvp', stack, ['-t', translated, '-e', SMALL_HOST],
                 proof_file)
-            self.assertEqual(['forward', 'reverse'],
-                             [d['direction'] for d in proof['directions']])
-            for direction in proof['directions']:
-                # The in-stack generator's two ends around the one VNF.
-                self.assertEqual(2, direction['hops'].count(
-                    stack + '-generator:'), direction['hops'])
-                self.assertEqual(2, direction['hops'].count(
-                    stack + '-vnf1:'), direction['hops'])
-                self.assertGreater(direction['rx_frames'], 0)
-                for hop in direction['hop_counts']:
-                    self.assertGreaterEqual(
-                        hop['frames'], direction['tx_frames'] * 0.99, hop)
-            self.assertEqual(2, len(proof['servers']), proof['servers'])
+            self.assertEqual([0, 1], [c['index'] for c in proof['chains']])
+            for index, chain in enumerate(proof['chains']):
+                self._check_tosca_chain(
+                    chain, stack + ('-chain%d' % index if index else ''))
+            self.assertEqual(4, len(proof['servers']), proof['servers'])
         finally:
             deleted = self._delete_stack(stack)
         self.assertEqual(0, deleted.returncode, deleted.stdout[-3000:])
         self._assert_nothing_left()
+
+    def _check_tosca_chain(self, chain, prefix):
+        """One chain of the TOSCA stack, proven hop by hop both ways."""
+        self.assertEqual(['forward', 'reverse'],
+                         [d['direction'] for d in chain['directions']])
+        for direction in chain['directions']:
+            # The chain's own generator's two ends around its one VNF.
+            self.assertEqual(2, direction['hops'].count(
+                prefix + '-generator:'), direction['hops'])
+            self.assertEqual(2, direction['hops'].count(
+                prefix + '-vnf1:'), direction['hops'])
+            self.assertGreater(direction['rx_frames'], 0)
+            for hop in direction['hop_counts']:
+                self.assertGreaterEqual(
+                    hop['frames'], direction['tx_frames'] * 0.99, hop)
 
     def _wait_until_gone(self, stack, timeout):
         """`openstack stack show` until the stack is gone (returncode 0)."""
@@ -992,11 +1009,19 @@ class SingleHostCloudTest(unittest.TestCase):
         collector.stopTestRun()
         return statuses, reasons
 
-    def _check_results(self, workspace, chain_length, direction):
-        """The scenario's results: schema-valid, measured, plotted."""
+    def _check_results(self, workspace, chain_length, direction, chains):
+        """The scenario's results: schema-valid, measured, plotted.
+
+        Several chains: the case of all of them together (chains-N/),
+        and the density curve over 1..N.
+        """
         (run_dir,) = glob.glob(os.path.join(
             workspace, 'results', '*-%dvnf-%s' % (chain_length, direction)))
-        path = os.path.join(run_dir, '64B-1flows.json')
+        case_dir = run_dir
+        if chains > 1:
+            self._check_density(run_dir, chains)
+            case_dir = os.path.join(run_dir, 'chains-%d' % chains)
+        path = os.path.join(case_dir, '64B-1flows.json')
         document = measurement_results.load(path)
         (case,) = document['cases']
         self.assertIsNone(case['error'])
@@ -1004,10 +1029,27 @@ class SingleHostCloudTest(unittest.TestCase):
         conf.read(os.path.join(workspace, 'etc', 'tempest.conf'))
         chosen = conf['epa_chain']
         self._check_case(case, document, chosen, chain_length, direction)
-        self._check_cloud(document, chosen, chain_length, direction)
+        self._check_cloud(document, chosen, (chain_length, chains),
+                          direction)
         self._check_loss_split(case, chain_length, direction)
-        self._check_audit_and_kpis(document, workspace, run_dir, path,
-                                   chain_length, direction)
+        self._check_audit_and_kpis(document, workspace, case_dir, path,
+                                   (chain_length, chains), direction)
+
+    def _check_density(self, run_dir, chains):
+        """The density sweep's curve: every count measured, valid."""
+        path = os.path.join(run_dir, 'density.json')
+        with open(path) as stream:
+            table = json.load(stream)
+        measurement_results.validate(table, path,
+                                     measurement_results.DENSITY_SCHEMA_ID)
+        self.assertEqual(list(range(1, chains + 1)),
+                         [row['chain_count'] for row in table['rows']])
+        for row in table['rows']:
+            self.assertGreater(row['aggregate_fps'] or 0, 0, row)
+        self.assertTrue(os.path.isfile(os.path.join(run_dir,
+                                                    'density.png')))
+        with open(os.path.join(run_dir, 'density.txt')) as stream:
+            _log(stream.read())
 
     def _check_case(self, case, document, chosen, chain_length, direction):
         """The case as the workspace's options chose it, and measured."""
@@ -1016,11 +1058,13 @@ class SingleHostCloudTest(unittest.TestCase):
                          case['max_load_fps'])
         self.assertEqual(chosen.getfloat('generator_rate_tolerance', 0.01),
                          document['generator']['rate_tolerance'])
-        # The stack's parameter reached PROX in the guest (its layout, as
-        # the generator reports it).
-        self.assertEqual(chosen.getint('generator_latency_bucket_shift', 12),
-                         document['generator']['layout'][
-                             'latency_bucket_shift'])
+        # The stack's parameter reached PROX in every chain's guest (its
+        # layout, as each generator reports it).
+        for generator in (document['generator'].get('chains') or
+                          [document['generator']]):
+            self.assertEqual(
+                chosen.getint('generator_latency_bucket_shift', 12),
+                generator['layout']['latency_bucket_shift'])
         goals = {goal['name']: goal for goal in case['search']['goals']}
         for name in ('NDR', 'PDR'):
             self.assertGreater(goals[name]['throughput_fps'], 0, goals)
@@ -1048,15 +1092,24 @@ class SingleHostCloudTest(unittest.TestCase):
             len(case['totals']['invalid_trials']),
             case['totals']['invalid_trials']))
 
-    def _check_cloud(self, document, chosen, chain_length, direction):
-        """Placement, hop check, boot and VNF tasks of the results."""
+    def _check_cloud(self, document, chosen, shape, direction):
+        """Placement, hop check, boot and VNF tasks of the results.
+
+        shape: (chain length, chains side by side).
+        """
+        chain_length, chains = shape
+        servers = (chain_length + 1) * chains
         # The workspace's server-group policy, applied on one host.
         placed = document['cloud']['placement']
         self.assertEqual(chosen.get('server_group_policy') or None,
                          placed['server_group_policy'])
         self.assertEqual(1, placed['hosts'], placed)
-        self.assertEqual(chain_length + 1, len(placed['servers']), placed)
+        self.assertEqual(servers, len(placed['servers']), placed)
         checked = document['cloud']['hop_check']
+        if chains > 1:
+            # Each chain hop-checked through its own generator.
+            self.assertEqual(list(range(chains)), [
+                c['chain'] for c in checked['chains']])
         self.assertEqual(chosen.getfloat('hop_check_load_fraction', 0.01),
                          checked['load_fraction'])
         self.assertEqual(chosen.getint('hop_check_attempts', 3),
@@ -1066,13 +1119,14 @@ class SingleHostCloudTest(unittest.TestCase):
         # Where each guest's boot went, and the parked VNFs started for
         # the traffic (cloud.boot, cloud.vnf_tasks).
         boot = document['cloud']['boot']
-        self.assertEqual(chain_length + 1, len(boot), boot)
+        self.assertEqual(servers, len(boot), boot)
         for line in readiness.describe_boot(boot):
             _log('%dvnf %s boot: %s' % (chain_length, direction, line))
         started = [event['node'] for event in document['cloud'][
             'vnf_tasks']['events'] if event['action'] == 'started']
-        self.assertEqual(['vnf%d' % n for n in range(1, chain_length + 1)],
-                         started)
+        self.assertEqual(['%svnf%d' % ('chain%d-' % k if k else '', n)
+                          for k in range(chains)
+                          for n in range(1, chain_length + 1)], started)
 
     def _check_loss_split(self, case, chain_length, direction):
         """Every lossy trial split by hop from this host's Open vSwitch."""
@@ -1091,16 +1145,22 @@ class SingleHostCloudTest(unittest.TestCase):
             chain_length, direction, split))
 
     def _check_audit_and_kpis(self, document, workspace, run_dir, path,
-                              chain_length, direction):
+                              shape, direction):
         """The EPA audit, the plots, the KPIs and the report's verdict."""
+        chain_length, chains = shape
         # The EPA audit of every server, Nova's view and this host's
         # libvirt and OVS: what the workspace's flavors asked, given.
         audit = document['cloud']['epa_audit']
         self.assertTrue(audit['valid'], audit['findings'])
-        self.assertEqual(chain_length + 1, len(audit['host_checked']),
-                         audit)
+        self.assertEqual((chain_length + 1) * chains,
+                         len(audit['host_checked']), audit)
         self.assertLessEqual({'cpu', 'pages', 'numa', 'pmd'}, {
             f['aspect'] for f in audit['findings']})
+        if chains > 1:
+            # What the chains share on this one host, said once a pair.
+            self.assertIn('chains 0,1', [f['server'] for f in
+                                         audit['findings']
+                                         if f['aspect'] == 'shared'])
         self.assertTrue(os.path.isfile(os.path.join(
             run_dir, '64B-1flows-plots', 'throughput.png')))
         # The workspace's KPIs, met and recorded; a ceiling no emulated
@@ -1145,28 +1205,53 @@ class SingleHostCloudTest(unittest.TestCase):
                               stdout=subprocess.PIPE,
                               stderr=subprocess.STDOUT, text=True)
         self.assertEqual(0, done.returncode, done.stdout[-4000:])
+        self._tempest_run(workspace, env, sorted(
+            set(TEMPEST_SCENARIOS) - {DENSITY_SCENARIO}), 'tempest_s')
+        self._set_options(workspace, chain_count=DENSITY_CHAINS,
+                          density_sweep=True)
+        self._tempest_run(workspace, env, [DENSITY_SCENARIO],
+                          'tempest_density_s')
+        for name, (chain_length, direction) in TEMPEST_SCENARIOS.items():
+            self._check_results(workspace, chain_length, direction,
+                                DENSITY_CHAINS if name == DENSITY_SCENARIO
+                                else 1)
+        # Every stack deleted by the scenarios' cleanups.
+        self.assertEqual([], _openstack_json('stack', 'list'))
+
+    def _tempest_run(self, workspace, env, names, timing):
+        """`tempest run` of the scenarios `names`; each must succeed."""
+        regex = r'epa_chain_tempest_plugin\.tests\.scenario\..*(%s)' % (
+            '|'.join(names))
         started = time.monotonic()
-        _log('$ tempest run --serial --regex %s' % TEMPEST_REGEX)
+        _log('$ tempest run --serial --regex %s' % regex)
         # Tempest's progress goes to this test's stderr as it runs.
-        subprocess.run(['tempest', 'run', '--serial', '--regex',
-                        TEMPEST_REGEX], cwd=workspace, env=env,
-                       stdout=sys.stderr, stderr=subprocess.STDOUT,
-                       timeout=(len(TEMPEST_SCENARIOS) *
-                                TEMPEST_TEST_TIMEOUT + 600))
-        self.timings['tempest_s'] = round(time.monotonic() - started)
+        subprocess.run(['tempest', 'run', '--serial', '--regex', regex],
+                       cwd=workspace, env=env, stdout=sys.stderr,
+                       stderr=subprocess.STDOUT,
+                       timeout=len(names) * TEMPEST_TEST_TIMEOUT + 600)
+        self.timings[timing] = round(time.monotonic() - started)
         statuses, reasons = self._tempest_statuses(workspace, env)
         scenarios = {test_id.split('[')[0].rsplit('.', 1)[1]: status
                      for test_id, status in statuses.items()
                      if '.test_chain_' in test_id}
-        self.assertEqual(dict.fromkeys(TEMPEST_SCENARIOS, 'success'),
+        self.assertEqual(dict.fromkeys(names, 'success'),
                          scenarios, '\n\n'.join(
                              ['%s' % statuses] + ['%s:\n%s' % item
                                                   for item in
                                                   reasons.items()]))
-        for chain_length, direction in TEMPEST_SCENARIOS.values():
-            self._check_results(workspace, chain_length, direction)
-        # Every stack deleted by the scenarios' cleanups.
-        self.assertEqual([], _openstack_json('stack', 'list'))
+
+    @staticmethod
+    def _set_options(workspace, **options):
+        """[epa_chain] options of the workspace's tempest.conf (0600)."""
+        path = os.path.join(workspace, 'etc', 'tempest.conf')
+        conf = configparser.RawConfigParser()
+        conf.read(path)
+        for name, value in options.items():
+            conf.set('epa_chain', name, str(value))
+        # Rewritten in place: the file keeps its owner and mode.
+        with open(path, 'r+') as stream:
+            conf.write(stream)
+            stream.truncate()
 
     def _hold_a_transaction(self):
         # A neutron session idle inside a transaction, as CI once saw:

@@ -86,6 +86,13 @@ class TestTrialsTogether(testtools.TestCase):
         self.assertEqual(0, members[2].trials_run)  # no load for 64 B
         self.assertEqual(members[0].link_bps, generator.link_bps)
 
+    def test_described_with_every_chain_and_the_loosest_tolerance(self):
+        members = _chains(1e6, 1e6)
+        members[1].rate_tolerance = 0.2
+        described = together.TogetherGenerator(members).describe()
+        self.assertEqual(0.2, described['rate_tolerance'])
+        self.assertEqual(2, len(described['chains']))
+
     def test_a_chain_that_fails_fails_the_trial_by_name(self):
         members = _chains(1e6, 1e6)
         members[1].max_tx_fps = 10.0
