@@ -34,6 +34,8 @@ from epa_chain.measurement import together
 from epa_chain.measurement import trial
 
 BIDIR = ('forward', 'reverse')
+# chain 1 carries 5e5 fps at 64 B beside the measured chain 0
+NEIGHBOUR = {1: {'64': 5e5}}
 
 
 def _spec(load, label='64', latency=False):
@@ -236,20 +238,26 @@ class TestReported(testtools.TestCase):
         self.assertEqual(['chains-1', 'chains-2', 'density.json',
                           'density.png'], sorted(os.listdir(self.directory)))
 
-    def test_noisy_neighbours_compare_alone_and_beside(self):
+    def _alone_and_beside(self):
+        """Each chain alone, and chain 0 beside a neighbour at 5e5 fps.
+
+        Beside the busy neighbour the measured chain loses half its rate.
+        """
         alone = [_document(together.TogetherGenerator(
             _chains(2e6, 1e6), measured=(k,)), 2) for k in (0, 1)]
-        # Beside a busy neighbour the measured chain loses half its rate.
         beside = _document(together.TogetherGenerator(
-            _chains(1e6, 1e6), measured=(0,),
-            background={1: {'64': 5e5}}), 2)
+            _chains(1e6, 1e6), measured=(0,), background=NEIGHBOUR), 2)
+        return alone, beside
+
+    def test_noisy_neighbours_compare_alone_and_beside(self):
+        alone, beside = self._alone_and_beside()
         (case,) = alone[0]['cases']
         delay = chain_tables.latency_avg_ns(case)
         # One more latency trial beside them, at the load alone.
         same_load = {('64', 1): {'avg_ns': 3 * delay, 'min_ns': delay,
                                  'max_ns': 5 * delay}}
         section = chain_tables.noisy_section(alone, beside, 0.5,
-                                             {1: {'64': 5e5}}, same_load)
+                                             NEIGHBOUR, same_load)
         beside['testbed']['noisy_neighbour'] = section
         results.validate(beside, 'noisy')
         ndr = next(r for r in section['rows'] if r['goal'] == 'NDR')
@@ -284,8 +292,8 @@ class TestReported(testtools.TestCase):
         with mock.patch.object(runner, 'measurement_generator',
                                side_effect=beside) as made:
             found = runner.same_load_latency('bed', alone,
-                                             {1: {'64': 5e5}}, said.append)
-        made.assert_called_once_with('bed', (0,), {1: {'64': 5e5}})
+                                             NEIGHBOUR, said.append)
+        made.assert_called_once_with('bed', (0,), NEIGHBOUR)
         (case,) = alone['cases']
         (spec,) = specs
         self.assertEqual(case['latency']['load_fps'], spec.load_fps)
@@ -294,13 +302,9 @@ class TestReported(testtools.TestCase):
         self.assertEqual(1, len(said))
 
     def test_a_failed_same_load_trial_says_why_and_has_no_ratio(self):
-        alone = [_document(together.TogetherGenerator(
-            _chains(2e6, 1e6), measured=(k,)), 2) for k in (0, 1)]
-        beside = _document(together.TogetherGenerator(
-            _chains(1e6, 1e6), measured=(0,),
-            background={1: {'64': 5e5}}), 2)
+        alone, beside = self._alone_and_beside()
         section = chain_tables.noisy_section(
-            alone, beside, 0.5, {1: {'64': 5e5}},
+            alone, beside, 0.5, NEIGHBOUR,
             {('64', 1): 'latency trial failed: rate not reached'})
         beside['testbed']['noisy_neighbour'] = section
         results.validate(beside, 'noisy')
