@@ -76,16 +76,6 @@ class _Cases:
     missed: list = dataclasses.field(default_factory=list)
 
 
-def _parked(chains):
-    """Every chain's parked VNFs; chain K's named chainK-<node>."""
-    found = []
-    for index, chain in enumerate(chains):
-        for endpoint in vnf_tasks.endpoints(chain):
-            found.append(endpoint if index == 0 else dataclasses.replace(
-                endpoint, node='chain%d-%s' % (index, endpoint.node)))
-    return tuple(found)
-
-
 class ChainBenchmark:
     """Runs the flow against a cloud reached through small adapters.
 
@@ -200,7 +190,8 @@ class ChainBenchmark:
         chains = self.chains(outputs)
         run_dir = results.run_directory(self.options.results_dir,
                                         chain_length, direction)
-        tasks = self.tasks_factory(_parked(chains))
+        tasks = self.tasks_factory(vnf_tasks.of_chains(
+            vnf_tasks.endpoints(chain) for chain in chains))
         with contextlib.ExitStack() as held:
             generators = [held.enter_context(self.generator_factory(
                 chain['generator_control_endpoint'])) for chain in chains]

@@ -68,6 +68,20 @@ def endpoints(stack_outputs):
     return tuple(found)
 
 
+def of_chains(parked_per_chain):
+    """Every chain's parked VNFs as one tuple, chain K's named chainK-<node>.
+
+    `parked_per_chain`: each chain's endpoints(), in chain order. Chain 0
+    keeps the names a one-chain stack has; the others would repeat them
+    in the results' record of which tasks ran when.
+    """
+    return tuple(
+        endpoint if index == 0 else dataclasses.replace(
+            endpoint, node='chain%d-%s' % (index, endpoint.node))
+        for index, parked in enumerate(parked_per_chain)
+        for endpoint in parked)
+
+
 def _now():
     return datetime.datetime.now(datetime.timezone.utc).isoformat(
         timespec='milliseconds')

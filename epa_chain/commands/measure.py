@@ -178,6 +178,7 @@ def _request(args):
 def _proven(path, directions, chain_count):
     """Each chain's paths and every parked VNF of the proof at `path`."""
     from epa_chain.cloud import proof
+    from epa_chain.cloud import vnf_tasks
 
     chains = proof.proven_chains(path, directions)
     if len(chains) != chain_count:
@@ -185,7 +186,7 @@ def _proven(path, directions, chain_count):
                          'endpoint gives %d: give each chain\'s generator, '
                          'in chain order' % (path, len(chains), chain_count))
     return (tuple(paths for paths, _parked in chains),
-            tuple(e for _paths, parked in chains for e in parked))
+            vnf_tasks.of_chains(parked for _paths, parked in chains))
 
 
 def run(args):

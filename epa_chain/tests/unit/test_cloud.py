@@ -1694,6 +1694,21 @@ class ChainsTogetherTest(testtools.TestCase):
         with open(text) as stream:
             self.assertIn('only a lower bound', stream.read())
 
+    def test_parked_vnfs_of_chain_k_are_named_apart(self):
+        from epa_chain.cloud import vnf_tasks
+        parked = {'vnf1': {'host': '10.0.0.6', 'port': 8474}}
+        asked = []
+        run = self.benchmark.ChainBenchmark(
+            self.options(), None, None, lambda *_: None,
+            generator_factory=self.factory, sleep=lambda s: None,
+            tasks_factory=lambda found: asked.append(found) or
+            vnf_tasks.Tasks(()))
+        run.measure(two_chains(dict(CHAIN_OUTPUTS,
+                                    vnf_control_endpoints=parked)),
+                    1, BI, {})
+        (found,) = asked
+        self.assertEqual(['vnf1', 'chain1-vnf1'], [e.node for e in found])
+
     def test_a_stack_of_another_count_is_refused(self):
         error = self.assertRaises(
             self.benchmark.BenchmarkError, self.measure,
@@ -1701,13 +1716,6 @@ class ChainsTogetherTest(testtools.TestCase):
         self.assertIn('2 chain(s), [epa_chain] chain_count is 3',
                       str(error))
         self.assertEqual([], self.endpoints)
-
-    def test_parked_vnfs_of_chain_k_are_named_apart(self):
-        parked = {'vnf1': {'host': '10.0.0.6', 'port': 8474}}
-        outputs = two_chains(dict(CHAIN_OUTPUTS,
-                                  vnf_control_endpoints=parked))
-        found = self.benchmark._parked(outputs['chains'])
-        self.assertEqual(['vnf1', 'chain1-vnf1'], [e.node for e in found])
 
     def test_segments_of_every_chain(self):
         parameters = {'net0_physical_network': 'physnet1',

@@ -349,6 +349,13 @@ class TestChainsMeasuredTogether(testtools.TestCase):
         self.assertIn('proves 2 chain(s), --prox-endpoint gives 1',
                       str(error))
 
+    def test_each_chains_parked_vnfs_are_named_apart(self):
+        # prove records each chain's parked VNFs under their node names:
+        # vnf1 in both chains here.
+        path = self._proof([self._chain('vnf1'), self._chain('vnf1')])
+        _paths, parked = measure._proven(path, ('forward',), 2)
+        self.assertEqual(['vnf1', 'chain1-vnf1'], [e.node for e in parked])
+
     def test_several_generators_run_together_each_split_by_hop(self):
         from epa_chain.generators import model
         from epa_chain.measurement import together
