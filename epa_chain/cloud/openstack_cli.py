@@ -181,6 +181,12 @@ class OpenStackCLI:
         return shown.get('status'), (fault.get('message')
                                      if isinstance(fault, dict) else fault)
 
+    def hard_reboot(self, server_id):
+        try:
+            self.call('server', 'reboot', '--hard', names=[server_id])
+        except CLIError as exc:
+            raise readiness.RebootFailed(str(exc))
+
     def console_output(self, server_id):
         try:
             return self.call('console', 'log', 'show', names=[server_id])

@@ -15,12 +15,14 @@
 A server that is ACTIVE is not yet forwarding: DPDK binds its NICs and
 starts PROX or testpmd after boot, then the runtime prints its verdict
 line (chain/readiness.py). The benchmark reads the consoles through the
-compute API with the wait the local bed uses too.
+compute API with the wait the local bed uses too. A guest whose kernel
+stalls before READY is hard-rebooted once (StallRecovery).
 """
 
 import dataclasses
 import datetime
 import logging
+import re
 import time
 
 from epa_chain.chain import readiness as node_readiness
@@ -30,12 +32,26 @@ LOG = logging.getLogger(__name__)
 NotReadyError = node_readiness.NotReadyError
 
 
+#: A guest kernel's own words that it stopped making progress.
+KERNEL_STALL_RE = re.compile(
+    r'BUG: soft lockup|rcu: INFO: \S+ (?:self-)?detected stall'
+    r'|Kernel panic - not syncing')
+#: Seconds a guest may go on after its kernel first reported a stall
+#: before it is rebooted: a vCPU starved under emulation can print one
+#: and still boot.
+STALL_GRACE_S = 30.0
+
+
 class ConsoleUnavailable(Exception):
     """The compute API has no console output for the server yet.
 
     Nova answers 409 while a server builds and 404 before its console log
     exists: the wait retries until its timeout.
     """
+
+
+class RebootFailed(Exception):
+    """The compute API refused or failed a hard reboot."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -67,13 +83,71 @@ def expected_nodes(topology, server_names):
             for name, engine in sorted(wanted.items())]
 
 
+def kernel_stall(text):
+    """The first console line where the guest's kernel says it stalled."""
+    for line in (text or '').splitlines():
+        if KERNEL_STALL_RE.search(line):
+            return ' '.join(line.split())
+    return None
+
+
+def _utcnow():
+    return datetime.datetime.now(datetime.timezone.utc)
+
+
+class StallRecovery:
+    """Hard-reboot, once, a guest whose kernel stalled before its READY.
+
+    Seen under TCG on a 2-core host (about one boot in forty): a vCPU
+    spins for good 40 s into the boot, the kernel prints soft-lockup and
+    RCU-stall reports for as long as it runs, and its QEMU takes a host
+    CPU from the guests still booting. The same server booted again is
+    READY in seconds. Once per server: a stall that comes back times out
+    as any guest that is not ready. `restarts` {name: {reason,
+    rebooted_at}} go into the boot record.
+    """
+
+    def __init__(self, compute, say=LOG.warning, grace_s=STALL_GRACE_S,
+                 clock=time.monotonic, utcnow=_utcnow):
+        self.restarts = {}
+        self._compute = compute
+        self._say = say
+        self._grace_s = grace_s
+        self._clock = clock
+        self._utcnow = utcnow
+        self._stalled_since = {}
+
+    def check(self, node, text):
+        """Reboot `node` if its console has shown a stall for grace_s."""
+        if node.name in self.restarts or node_readiness.console_state(
+                text, node.name) is not None:
+            return              # rebooted once already, or it has a verdict
+        reason = kernel_stall(text)
+        if reason is None:
+            return
+        since = self._stalled_since.setdefault(node.name, self._clock())
+        if self._clock() - since < self._grace_s:
+            return
+        self._say('%s: its kernel stalled before READY (console: %s); '
+                  'hard-rebooting it once' % (node.name, reason))
+        try:
+            self._compute.hard_reboot(node.server_id)
+        except RebootFailed as exc:
+            raise NotReadyError('%s stalled before READY (%s) and its hard '
+                                'reboot failed: %s' % (node.name, reason,
+                                                       exc), [node])
+        self.restarts[node.name] = {
+            'reason': reason, 'rebooted_at': self._utcnow().isoformat()}
+
+
 def wait_until_ready(nodes, compute, timeout, interval=10.0,
-                     clock=time.monotonic, sleep=time.sleep):
+                     clock=time.monotonic, sleep=time.sleep, recovery=None):
     """Poll consoles until every node is ready; raise NotReadyError.
 
     `compute` provides server_status(server_id) -> (status, fault) and
     console_output(server_id) -> str, raising ConsoleUnavailable while
     the server has none yet. Returns {name: boot timeline or None}.
+    `recovery` (a StallRecovery) reads every console the wait reads.
 
     Each question may start an `openstack` client (seconds of CPU, on the
     host the guests boot on under emulation): a round asks for one
@@ -92,6 +166,8 @@ def wait_until_ready(nodes, compute, timeout, interval=10.0,
             stalled = True
         else:
             stalled = not text or text == seen.get(node.server_id)
+            if recovery is not None:
+                recovery.check(node, text)
         seen[node.server_id] = text
         if stalled:
             status, fault = compute.server_status(node.server_id)
@@ -126,22 +202,29 @@ def _launched(server):
         tzinfo=datetime.timezone.utc)
 
 
-def boot_record(timelines, servers):
+def boot_record(timelines, servers, restarts=None):
     """{name: seconds per boot phase} of the nodes that printed a timeline.
 
     `servers` are {name: the server as the compute API shows it}: its
     launched_at gives the firmware phase (before the guest's kernel). The
     phases add up to `ready_s`, the seconds from the guest's start to its
-    READY (from its kernel's start where launched_at is unknown).
+    READY (from its kernel's start where launched_at is unknown). A guest
+    in `restarts` (StallRecovery's) started again at its reboot, and its
+    phases say so under `restart`.
     """
     record = {}
+    restarts = restarts or {}
     for name, timeline in sorted((timelines or {}).items()):
         if not timeline:
             continue
-        phases = node_readiness.boot_phases(
-            timeline, _launched(servers.get(name)))
+        restart = restarts.get(name)
+        started = (_launched({LAUNCHED_AT: restart['rebooted_at']})
+                   if restart else _launched(servers.get(name)))
+        phases = node_readiness.boot_phases(timeline, started)
         phases['ready_s'] = round(sum(v for v in phases.values()
                                       if v is not None), 2)
+        if restart:
+            phases['restart'] = dict(restart)
         record[name] = phases
     return record
 
@@ -155,8 +238,12 @@ def describe_boot(record):
 
     lines = []
     for name, phases in sorted(record.items()):
-        lines.append('%s READY %.1f s after its start: %s' % (
-            name, phases['ready_s'], ', '.join(
-                '%s %s' % (phase, seconds(phases[phase]))
-                for phase in order)))
+        restart = phases.get('restart')
+        lines.append('%s READY %.1f s after its %s: %s%s' % (
+            name, phases['ready_s'], 'reboot' if restart else 'start',
+            ', '.join('%s %s' % (phase, seconds(phases[phase]))
+                      for phase in order),
+            '; hard-rebooted at %s after its kernel stalled (%s)' % (
+                restart['rebooted_at'], restart['reason'])
+            if restart else ''))
     return lines

@@ -33,7 +33,7 @@ API_TIMEOUT_S = 30
 
 
 class SdkCompute:
-    """server_status() and console_output(), as cloud.readiness asks."""
+    """What cloud.readiness asks: a server's status and console, a reboot."""
 
     def __init__(self, connection, errors, failed):
         self._compute = connection.compute
@@ -51,6 +51,13 @@ class SdkCompute:
         fault = server.fault or {}
         return server.status, (fault.get('message')
                                if isinstance(fault, dict) else fault)
+
+    def hard_reboot(self, server_id):
+        try:
+            self._compute.reboot_server(server_id, 'HARD')
+        except self._errors as exc:
+            raise readiness.RebootFailed('compute API: server %s: %s'
+                                         % (server_id, exc))
 
     def console_output(self, server_id):
         try:

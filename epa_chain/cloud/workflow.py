@@ -220,15 +220,21 @@ def placed(shown, parameters, say):
 
 def wait_ready(compute, nodes, shown, timeout, say, interval=10.0,
                clock=time.monotonic, sleep=time.sleep):
-    """Wait for every node's READY: a Ready, each guest's boot said."""
+    """Wait for every node's READY: a Ready, each guest's boot said.
+
+    A guest whose kernel stalls on the way is hard-rebooted once
+    (readiness.StallRecovery); its boot record says so.
+    """
     started = clock()
     say('waiting for EPA-CHAIN READY from %s' % ', '.join(
         '%s (%s)' % (node.name, node.engine) for node in nodes))
+    recovery = readiness.StallRecovery(compute, say=say, clock=clock)
     timelines = readiness.wait_until_ready(
         nodes, compute, timeout, interval=interval, clock=clock,
-        sleep=sleep)
+        sleep=sleep, recovery=recovery)
     ready_after_s = round(clock() - started, 1)
-    boot = readiness.boot_record(timelines, _by_name(shown))
+    boot = readiness.boot_record(timelines, _by_name(shown),
+                                 recovery.restarts)
     for line in readiness.describe_boot(boot):
         say('boot: ' + line)
     return Ready(boot=boot, ready_after_s=ready_after_s)

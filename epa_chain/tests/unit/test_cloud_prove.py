@@ -176,6 +176,15 @@ class OpenStackCLITest(unittest.TestCase):
         self.assertEqual(['openstack', '--os-cloud', 'mycloud', 'console',
                           'log', 'show', '--', 'srv'], self.calls[0])
 
+    def test_hard_reboot_and_its_refusal(self):
+        cli = self.cli({'*': _Done(0, '')})
+        cli.hard_reboot('-srv')
+        self.assertEqual(['openstack', '--os-cloud', 'mycloud', 'server',
+                          'reboot', '--hard', '--', '-srv'], self.calls[0])
+        cli = self.cli({'*': _Done(1, stderr='Cannot reboot (HTTP 409)')})
+        with self.assertRaisesRegex(readiness.RebootFailed, 'HTTP 409'):
+            cli.hard_reboot('srv')
+
     def test_outputs_by_key(self):
         shown = {'stack_status': 'CREATE_COMPLETE', 'outputs': [
             {'output_key': 'generator_control_endpoint',
@@ -214,7 +223,9 @@ class OpenStackCLITest(unittest.TestCase):
         cli.stack_servers('-s')
         cli.server_status('--x')
         cli.console_output('-y')
-        for argv, name in zip(calls, ('--help', '-s', '--id', '--x', '-y')):
+        cli.hard_reboot('-z')
+        for argv, name in zip(calls, ('--help', '-s', '--id', '--x', '-y',
+                                      '-z')):
             self.assertEqual(['--', name], argv[-2:])
             self.assertNotIn(name, argv[:-1])
 

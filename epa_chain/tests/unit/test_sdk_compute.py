@@ -36,12 +36,18 @@ class FakeNova:
     def __init__(self, servers, consoles):
         self.servers = servers
         self.consoles = consoles
+        self.rebooted = []
 
     def get_server(self, server_id):
         if server_id not in self.servers:
             raise Refused('404: Instance %s could not be found.' % server_id)
         status, fault = self.servers[server_id]
         return types.SimpleNamespace(status=status, fault=fault)
+
+    def reboot_server(self, server_id, reboot_type):
+        if server_id not in self.servers:
+            raise Refused('404: Instance %s could not be found.' % server_id)
+        self.rebooted.append((server_id, reboot_type))
 
     def get_server_console_output(self, server_id):
         answer = self.consoles[server_id]
@@ -68,6 +74,16 @@ class SdkComputeTest(testtools.TestCase):
     def test_a_failed_status_question_is_the_clients_error(self):
         error = self.assertRaises(openstack_cli.CLIError,
                                   compute().server_status, 'gone')
+        self.assertIn('compute API: server gone: 404', str(error))
+
+    def test_hard_reboot_or_why_not(self):
+        fake = FakeNova({'a': ('ACTIVE', None)}, {})
+        nova = sdk_compute.SdkCompute(types.SimpleNamespace(compute=fake),
+                                      Refused, openstack_cli.CLIError)
+        nova.hard_reboot('a')
+        self.assertEqual([('a', 'HARD')], fake.rebooted)
+        error = self.assertRaises(readiness.RebootFailed, nova.hard_reboot,
+                                  'gone')
         self.assertIn('compute API: server gone: 404', str(error))
 
     def test_console_text_or_not_yet(self):

@@ -91,6 +91,12 @@ class TempestCompute:
         fault = (server.get('fault') or {}).get('message')
         return server['status'], fault
 
+    def hard_reboot(self, server_id):
+        try:
+            self.servers_client.reboot_server(server_id, type='HARD')
+        except lib_exc.TempestException as exc:
+            raise readiness.RebootFailed(str(exc)) from exc
+
     def console_output(self, server_id):
         try:
             body = self.servers_client.get_console_output(server_id)

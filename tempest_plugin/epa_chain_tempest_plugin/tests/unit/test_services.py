@@ -163,6 +163,16 @@ class TempestComputeTest(testtools.TestCase):
         self.assertEqual({}, clients.TempestCompute(
             mock.Mock()).image_properties('img'))
 
+    def test_hard_reboot_or_why_not(self):
+        servers = mock.Mock()
+        compute = clients.TempestCompute(servers)
+        compute.hard_reboot('id1')
+        servers.reboot_server.assert_called_once_with('id1', type='HARD')
+        servers.reboot_server.side_effect = lib_exc.Conflict('in task_state')
+        raised = self.assertRaises(readiness.RebootFailed,
+                                   compute.hard_reboot, 'id1')
+        self.assertIn('in task_state', str(raised))
+
     def test_console_not_there_yet_is_console_unavailable(self):
         servers = mock.Mock()
         compute = clients.TempestCompute(servers)
