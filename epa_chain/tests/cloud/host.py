@@ -18,12 +18,14 @@ may listen beyond loopback, nothing holding a password may be readable by
 others, and a test run that is stopped must stop what it started.
 """
 
+import ctypes
 import ipaddress
 import os
 import re
 import signal
 import stat
 import subprocess
+import threading
 import time
 
 # The programs of the cloud (process names as the kernel keeps them, 15
@@ -194,3 +196,139 @@ def cpu_share(pids, seconds=10.0, proc='/proc'):
     elapsed = time.monotonic() - started
     return {pid: round((used(pid) - before[pid]) / elapsed, 3)
             for pid in pids}
+
+
+# ptrace(2) requests, and waitpid's flag for threads of other processes.
+_PTRACE_SEIZE = 0x4206
+_PTRACE_INTERRUPT = 0x4207
+_PTRACE_DETACH = 17
+_WALL = 0x40000000
+_NOVA_NAME = "<nova:name>%s</nova:name>"
+_DOMAIN_PID = re.compile(r"<domstatus [^>]*\bpid='(\d+)'")
+_CONSOLE_LOG = re.compile(r"<log file='([^']+/console\.log)'")
+# The kernel line after which the guest's second vCPU runs.
+_SMP_UP = 'smp: Brought up'
+
+
+def running_domain(server_name, run_dir='/run/libvirt/qemu'):
+    """(QEMU pid, console log) of a Nova server's running domain, or None.
+
+    Read from libvirt's status files (no client, no API): the test asks
+    while `stack create` is still making the server.
+    """
+    wanted = _NOVA_NAME % server_name
+    for entry in sorted(os.listdir(run_dir)):
+        if not entry.endswith('.xml'):
+            continue
+        try:
+            with open(os.path.join(run_dir, entry)) as stream:
+                text = stream.read()
+        except OSError:
+            continue
+        pid, log = _DOMAIN_PID.search(text), _CONSOLE_LOG.search(text)
+        if wanted in text and pid and log:
+            return int(pid.group(1)), log.group(1)
+    return None
+
+
+def vcpu_thread(pid, index, proc='/proc'):
+    """The thread id of a QEMU's vCPU `index` ('CPU 1/TCG'), or None."""
+    tasks = os.path.join(proc, str(pid), 'task')
+    for tid in os.listdir(tasks):
+        try:
+            with open(os.path.join(tasks, tid, 'comm')) as stream:
+                name = stream.read().strip()
+        except OSError:
+            continue
+        if name.startswith('CPU %d/' % index):
+            return int(tid)
+    return None
+
+
+class VcpuStall(threading.Thread):
+    """Holds one vCPU of a booting guest still: a kernel stall, for real.
+
+    Under TCG each vCPU is a QEMU thread; a ptrace stop holds that thread
+    alone (SIGSTOP would stop the whole process). The other vCPU soon
+    waits on it for good: the guest's kernel reports an RCU stall after
+    21 s and soft lockups after that, as the rare hang under emulation
+    does. The thread stays stopped until its QEMU exits (a hard reboot
+    kills it; the stopped thread is reaped here so that QEMU can go) or
+    `release()`; the whole stall is bounded by `timeout_s`. `stopped_at`
+    (time.monotonic()) is set once the vCPU stopped; `error` says why it
+    did not.
+    """
+
+    def __init__(self, server_name, vcpu=1, timeout_s=900.0):
+        super().__init__(name='vcpu-stall', daemon=True)
+        self.server_name = server_name
+        self.vcpu = vcpu
+        self.stopped_at = None
+        self.error = None
+        self._deadline = time.monotonic() + timeout_s
+        self._released = threading.Event()
+
+    def release(self, join_s=10.0):
+        """Let the vCPU go (if its QEMU still runs) and end the thread."""
+        self._released.set()
+        self.join(join_s)
+
+    def _wait(self, found):
+        """found()'s first true answer, or None at release or deadline."""
+        while (not self._released.is_set() and
+               time.monotonic() < self._deadline):
+            value = found()
+            if value:
+                return value
+            self._released.wait(0.5)
+        return None
+
+    def run(self):
+        try:
+            domain = self._wait(lambda: running_domain(self.server_name))
+            if domain is None:
+                self.error = 'no running domain of %s' % self.server_name
+                return
+            pid, console = domain
+            if not self._wait(lambda: _file_has(console, _SMP_UP)):
+                self.error = '%s never printed %r' % (console, _SMP_UP)
+                return
+            tid = vcpu_thread(pid, self.vcpu)
+            if tid is None:
+                self.error = 'QEMU %d has no vCPU %d thread' % (
+                    pid, self.vcpu)
+                return
+            self._hold(tid)
+        except OSError as exc:
+            self.error = str(exc)
+
+    def _hold(self, tid):
+        libc = ctypes.CDLL(None, use_errno=True)
+        for request in (_PTRACE_SEIZE, _PTRACE_INTERRUPT):
+            if libc.ptrace(request, tid, None, None) != 0:
+                self.error = 'ptrace(%#x, %d): %s' % (
+                    request, tid, os.strerror(ctypes.get_errno()))
+                return
+        self.stopped_at = time.monotonic()
+        # Reaped when its QEMU is killed: the process cannot end before.
+        if self._wait(lambda: _exited(tid)) is None:
+            # Released, or the bound passed: the vCPU runs again.
+            libc.ptrace(_PTRACE_DETACH, tid, None, None)
+
+
+def _file_has(path, text):
+    try:
+        with open(path, errors='replace') as stream:
+            return text in stream.read()
+    except OSError:
+        return False
+
+
+def _exited(tid):
+    """Whether a traced thread has exited (and is now reaped)."""
+    try:
+        done, status = os.waitpid(tid, os.WNOHANG | _WALL)
+    except ChildProcessError:
+        return True
+    return done == tid and (os.WIFEXITED(status) or
+                            os.WIFSIGNALED(status))

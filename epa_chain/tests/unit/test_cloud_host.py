@@ -51,3 +51,60 @@ class QemuProcessesTest(testtools.TestCase):
         self.process(102, 'qemu-system-x86_64', '-drive', 'file=disk')
         self.assertEqual(_CMDLINE, host.kernel_cmdline(101, self.proc))
         self.assertIsNone(host.kernel_cmdline(102, self.proc))
+
+
+_STATUS = """<!--
+WARNING: THIS IS AN AUTO-GENERATED FILE.
+-->
+<domstatus state='running' reason='unpaused' pid='%(pid)d'>
+  <domain type='qemu' id='3'>
+    <name>%(domain)s</name>
+    <metadata>
+      <nova:instance xmlns:nova="http://openstack.org/xmlns/libvirt/nova/1.1">
+        <nova:name>%(server)s</nova:name>
+      </nova:instance>
+    </metadata>
+    <devices>
+      <serial type='pty'>
+        <log file='/var/lib/nova/%(uuid)s/console.log' append='off'/>
+      </serial>
+    </devices>
+  </domain>
+</domstatus>
+"""
+
+
+class RunningDomainTest(testtools.TestCase):
+    """What VcpuStall finds of a server, from libvirt's status files."""
+
+    def setUp(self):
+        super().setUp()
+        self.run_dir = self.useFixture(fixtures.TempDir()).path
+
+    def domain(self, domain, server, pid, uuid):
+        with open(os.path.join(self.run_dir, domain + '.xml'), 'w') as f:
+            f.write(_STATUS % {'domain': domain, 'server': server,
+                               'pid': pid, 'uuid': uuid})
+
+    def test_the_servers_qemu_and_console(self):
+        self.domain('instance-00000001', 's-vnf10', 4242, 'u10')
+        self.domain('instance-00000002', 's-vnf1', 4343, 'u1')
+        with open(os.path.join(self.run_dir, 'instance-00000002.pid'),
+                  'w') as f:
+            f.write('4343')
+        self.assertEqual(
+            (4343, '/var/lib/nova/u1/console.log'),
+            host.running_domain('s-vnf1', self.run_dir))
+        self.assertIsNone(host.running_domain('s-vnf', self.run_dir))
+
+    def test_the_vcpu_thread_by_its_libvirt_name(self):
+        proc = self.useFixture(fixtures.TempDir()).path
+        for tid, name in ((7, 'qemu-system-x86'), (8, 'CPU 0/TCG'),
+                          (9, 'CPU 1/TCG'), (10, 'worker')):
+            os.makedirs(os.path.join(proc, '7', 'task', str(tid)))
+            with open(os.path.join(proc, '7', 'task', str(tid), 'comm'),
+                      'w') as f:
+                f.write(name + '\n')
+        self.assertEqual(9, host.vcpu_thread(7, 1, proc))
+        self.assertEqual(8, host.vcpu_thread(7, 0, proc))
+        self.assertIsNone(host.vcpu_thread(7, 2, proc))
