@@ -16,19 +16,20 @@ For a stack made with `openstack stack create -t templates/chain.yaml`:
 puts what Heat holds for it (template, environment, files) through the
 one resolve-and-check (validation/check.py) to learn its nodes and say
 what the NFV rules find, waits until every server's console says
-EPA-CHAIN READY (keeping where each guest's boot went), starts the
-parked VNFs' tasks (vnf_control_endpoints), then sends a low-rate trial
-per direction through the stack's generator (its PROX control endpoint)
-and checks that the frames came back, and parks the tasks again. On the compute
-host (all-in-one clouds) it also reads each hop's Open vSwitch counters:
-the generator's port sent the frames, each VNF's ingress port was
-delivered them and its egress port sent them on. Uses the `openstack`
-client and its clouds.yaml entry. Every option is checked before the
-client is called: a stack name or ID as Heat makes them, --attempts
-1-10, --load-fraction in [1e-06, 1], --max-loss-ratio in [0, 0.5) (a
-chain losing half its frames does not forward), --ready-timeout up to a
-day, a --json file that can be written. Exit status: 0 proven, 1 not, 2
-usage.
+EPA-CHAIN READY (keeping where each guest's boot went; a guest whose
+kernel reports a stall and is not READY 30 s later is hard-rebooted
+once), starts the parked VNFs' tasks (vnf_control_endpoints), then sends
+a low-rate trial per direction through the stack's generator (its PROX
+control endpoint) and checks that the frames came back, and parks the
+tasks again. On the compute host (all-in-one clouds) it also reads each
+hop's Open vSwitch counters: the generator's port sent the frames, each
+VNF's ingress port was delivered them and its egress port sent them on.
+Uses the `openstack` client and its clouds.yaml entry. Every option is
+checked before the client is called: a stack name or ID as Heat makes
+them, --attempts 1-10, --load-fraction in [1e-06, 1], --max-loss-ratio
+in [0, 0.5) (a chain losing half its frames does not forward),
+--ready-timeout up to a day, a --json file that can be written. Exit
+status: 0 proven, 1 not, 2 usage.
 
   openstack stack create -t templates/chain.yaml \\
       -e templates/presets/pvp-bidir.yaml pvp
