@@ -82,9 +82,9 @@ class ChainBenchmark:
     stacks: a stack.StackService; compute: show_server(id) (the server as
     the compute API shows it), server_topology(id) (at compute API 2.78,
     with its flavor's extra specs) and image_properties(image id) (its
-    hw_* properties): epa_audit's input, server_status(id) and
-    console_output(id)
-    (the Tempest plugin's services/clients.py TempestCompute);
+    hw_* properties): epa_audit's input, server_status(id),
+    console_output(id) and hard_reboot(id): the readiness wait's (the
+    Tempest plugin's services/clients.py TempestCompute);
     generator_factory(endpoint) ->
     an epa_chain Generator (default: PROX, with the options' rate
     tolerance); answers: preflight's questions of the cloud (a

@@ -147,7 +147,8 @@ def wait_until_ready(nodes, compute, timeout, interval=10.0,
     `compute` provides server_status(server_id) -> (status, fault) and
     console_output(server_id) -> str, raising ConsoleUnavailable while
     the server has none yet. Returns {name: boot timeline or None}.
-    `recovery` (a StallRecovery) reads every console the wait reads.
+    `recovery` (a StallRecovery) reads every console the wait reads and
+    may call compute.hard_reboot(server_id).
 
     Each question may start an `openstack` client (seconds of CPU, on the
     host the guests boot on under emulation): a round asks for one
@@ -191,7 +192,11 @@ LAUNCHED_AT = 'OS-SRV-USG:launched_at'
 
 def _launched(server):
     """When Nova started the server (its launched_at, UTC), or None."""
-    value = (server or {}).get(LAUNCHED_AT)
+    return _utc((server or {}).get(LAUNCHED_AT))
+
+
+def _utc(value):
+    """An ISO 8601 time as an aware datetime (UTC if it names no zone)."""
     if not isinstance(value, str) or not value:
         return None
     try:
@@ -218,8 +223,8 @@ def boot_record(timelines, servers, restarts=None):
         if not timeline:
             continue
         restart = restarts.get(name)
-        started = (_launched({LAUNCHED_AT: restart['rebooted_at']})
-                   if restart else _launched(servers.get(name)))
+        started = (_utc(restart['rebooted_at']) if restart
+                   else _launched(servers.get(name)))
         phases = node_readiness.boot_phases(timeline, started)
         phases['ready_s'] = round(sum(v for v in phases.values()
                                       if v is not None), 2)
