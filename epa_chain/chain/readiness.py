@@ -152,16 +152,18 @@ class NotReadyError(RuntimeError):
 def wait_until_ready(nodes, poll, timeout, interval=10.0,
                      clock=time.monotonic, sleep=time.sleep,
                      on_ready=None, engine_hint='', timeout_hint='',
-                     one_pending_per_round=False):
+                     one_pending_per_round=False, on_pending=None):
     """Poll every node's console until each says READY with its engine.
 
     `nodes` have a `name` (as the node reports itself) and the `engine` it
     must run. `poll(node)` returns (console text, problem): the problem is
     None, or why the node can never report (a server in ERROR, a runtime
     that exited), and counts only while the console has no verdict.
-    `on_ready(node)` is called once per node. NotReadyError on the first
-    failure, or when `timeout` seconds pass; the hints (which option to
-    look at) are added to those messages. Returns {name: the boot
+    `on_ready(node)` is called once per node, `on_pending(node, text)`
+    with each console read that has no verdict yet (it may act on the
+    node, or raise NotReadyError). NotReadyError on the first failure, or
+    when `timeout` seconds pass; the hints (which option to look at) are
+    added to those messages. Returns {name: the boot
     timeline the node printed, or None} (boot_timeline). With
     `one_pending_per_round`, a round ends at the first node not yet
     ready: for polls that cost the CPU the nodes boot with.
@@ -179,17 +181,12 @@ def wait_until_ready(nodes, poll, timeout, interval=10.0,
                 if problem:
                     raise NotReadyError('%s %s' % (node.name, problem),
                                         [node])
+                if on_pending:
+                    on_pending(node, text)
                 if one_pending_per_round:
                     break
                 continue
-            kind, detail = state
-            if kind == 'failed':
-                raise NotReadyError('%s reports EPA-CHAIN FAILED: %s'
-                                    % (node.name, detail), [node])
-            if detail != node.engine:
-                raise NotReadyError('%s runs %s, but %s was asked for%s' % (
-                    node.name, detail, node.engine, _hint(engine_hint)),
-                    [node])
+            _check_verdict(node, state, engine_hint)
             pending.remove(node)
             timelines[node.name] = boot_timeline(text, node.name)
             if on_ready:
@@ -197,14 +194,29 @@ def wait_until_ready(nodes, poll, timeout, interval=10.0,
         if not pending:
             return timelines
         if clock() >= deadline:
-            raise NotReadyError('not ready after %d s%s: %s' % (
-                timeout, _hint(timeout_hint), '; '.join(
-                    '%s, console ends: %s' % (node.name, tail(
-                        consoles[node.name]) if node.name in consoles
-                        else '(not asked: an earlier node was not ready)')
-                    for node in sorted(pending, key=lambda n: n.name))),
-                pending)
+            raise _timed_out(timeout, timeout_hint, pending, consoles)
         sleep(interval)
+
+
+def _check_verdict(node, state, engine_hint):
+    """NotReadyError unless the console's verdict is READY, as asked."""
+    kind, detail = state
+    if kind == 'failed':
+        raise NotReadyError('%s reports EPA-CHAIN FAILED: %s'
+                            % (node.name, detail), [node])
+    if detail != node.engine:
+        raise NotReadyError('%s runs %s, but %s was asked for%s' % (
+            node.name, detail, node.engine, _hint(engine_hint)), [node])
+
+
+def _timed_out(timeout, timeout_hint, pending, consoles):
+    """The timeout's error: each pending node's console tail."""
+    return NotReadyError('not ready after %d s%s: %s' % (
+        timeout, _hint(timeout_hint), '; '.join(
+            '%s, console ends: %s' % (node.name, tail(
+                consoles[node.name]) if node.name in consoles
+                else '(not asked: an earlier node was not ready)')
+            for node in sorted(pending, key=lambda n: n.name))), pending)
 
 
 def tail(text, lines=CONSOLE_TAIL_LINES):

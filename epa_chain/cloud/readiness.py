@@ -118,12 +118,13 @@ class StallRecovery:
         self._stalled_since = {}
 
     def check(self, node, text):
-        """Reboot `node` if its console has shown a stall for grace_s."""
-        if node.name in self.restarts or node_readiness.console_state(
-                text, node.name) is not None:
-            return              # rebooted once already, or it has a verdict
+        """Reboot `node` if its console has shown a stall for grace_s.
+
+        `text`: the console of a node that has no verdict yet (the wait's
+        on_pending).
+        """
         reason = kernel_stall(text)
-        if reason is None:
+        if reason is None or node.name in self.restarts:
             return
         since = self._stalled_since.setdefault(node.name, self._clock())
         if self._clock() - since < self._grace_s:
@@ -147,8 +148,8 @@ def wait_until_ready(nodes, compute, timeout, interval=10.0,
     `compute` provides server_status(server_id) -> (status, fault) and
     console_output(server_id) -> str, raising ConsoleUnavailable while
     the server has none yet. Returns {name: boot timeline or None}.
-    `recovery` (a StallRecovery) reads every console the wait reads and
-    may call compute.hard_reboot(server_id).
+    `recovery` (a StallRecovery) reads every console without a verdict
+    and may call compute.hard_reboot(server_id).
 
     Each question may start an `openstack` client (seconds of CPU, on the
     host the guests boot on under emulation): a round asks for one
@@ -167,8 +168,6 @@ def wait_until_ready(nodes, compute, timeout, interval=10.0,
             stalled = True
         else:
             stalled = not text or text == seen.get(node.server_id)
-            if recovery is not None:
-                recovery.check(node, text)
         seen[node.server_id] = text
         if stalled:
             status, fault = compute.server_status(node.server_id)
@@ -184,7 +183,8 @@ def wait_until_ready(nodes, compute, timeout, interval=10.0,
                                        node.engine),
         engine_hint='([epa_chain] vnf_engine, or the image\'s runtime)',
         timeout_hint='([epa_chain] vnf_ready_timeout)',
-        one_pending_per_round=True)
+        one_pending_per_round=True,
+        on_pending=recovery.check if recovery is not None else None)
 
 
 LAUNCHED_AT = 'OS-SRV-USG:launched_at'
